@@ -1,0 +1,118 @@
+package ga
+
+import "math/rand"
+
+// Chromosome is the two-part solution string of SEEDS.md §1. Order is the
+// ordering part, a permutation of task indexes. Map is the mapping part; it
+// is indexed by task, not by position, so a task's row of host bits stays
+// attached to the task through every re-ordering, which is the property the
+// paper's re-ordering step before mapping crossover exists to keep.
+type Chromosome struct {
+	Order []int
+	Map   []Bits
+}
+
+// Clone returns a deep copy.
+func (c *Chromosome) Clone() *Chromosome {
+	d := &Chromosome{Order: append([]int(nil), c.Order...), Map: make([]Bits, len(c.Map))}
+	for i, b := range c.Map {
+		d.Map[i] = b.Clone()
+	}
+	return d
+}
+
+// NewRandom returns a random legal chromosome for p: a random order and, for
+// each task, a host count drawn uniformly from its range on random allowed
+// hosts.
+func NewRandom(p *Problem, rng *rand.Rand) *Chromosome {
+	n := len(p.Tasks)
+	c := &Chromosome{Order: rng.Perm(n), Map: make([]Bits, n)}
+	for j, t := range p.Tasks {
+		c.Map[j] = NewBits(p.Hosts)
+		hi := p.MaxHosts(t)
+		k := t.Min
+		if hi > t.Min {
+			k += rng.Intn(hi - t.Min + 1)
+		}
+		fillRandom(p, t, c.Map[j], k, rng)
+	}
+	return c
+}
+
+// Repair makes c legal for p: every host bit outside a task's allowed set is
+// cleared, and hosts are dropped or added at random until the task's host
+// count lies in [Min, Max]. A task with no host gets one at random, as the
+// paper's decoder does.
+func Repair(p *Problem, c *Chromosome, rng *rand.Rand) {
+	for j, t := range p.Tasks {
+		b := c.Map[j]
+		if t.Allowed != nil {
+			for i := range b {
+				b[i] &= t.Allowed[i]
+			}
+		}
+		n := b.Count()
+		hi := p.MaxHosts(t)
+		for n > hi {
+			b.Clear(b.Nth(rng.Intn(n)))
+			n--
+		}
+		if n < t.Min {
+			fillRandom(p, t, b, t.Min, rng)
+		}
+	}
+}
+
+// fillRandom adds random allowed hosts to b until it holds k hosts.
+func fillRandom(p *Problem, t *Task, b Bits, k int, rng *rand.Rand) {
+	n := b.Count()
+	if n >= k {
+		return
+	}
+	// Free allowed hosts, then a partial Fisher-Yates draw of k-n of them.
+	free := make([]int, 0, p.Hosts)
+	for h := 0; h < p.Hosts; h++ {
+		if !b.Has(h) && (t.Allowed == nil || t.Allowed.Has(h)) {
+			free = append(free, h)
+		}
+	}
+	for i := 0; n < k && i < len(free); i++ {
+		r := i + rng.Intn(len(free)-i)
+		free[i], free[r] = free[r], free[i]
+		b.Set(free[i])
+		n++
+	}
+}
+
+// Legal reports whether c is a legal solution of p: Order a permutation of
+// the tasks and each mapping row inside the task's allowed set and range.
+func Legal(p *Problem, c *Chromosome) bool {
+	n := len(p.Tasks)
+	if len(c.Order) != n || len(c.Map) != n {
+		return false
+	}
+	seen := make([]bool, n)
+	for _, j := range c.Order {
+		if j < 0 || j >= n || seen[j] {
+			return false
+		}
+		seen[j] = true
+	}
+	for j, t := range p.Tasks {
+		b := c.Map[j]
+		if len(b) != p.Words() {
+			return false
+		}
+		if t.Allowed != nil {
+			for i := range b {
+				if b[i]&^t.Allowed[i] != 0 {
+					return false
+				}
+			}
+		}
+		if k := b.Count(); k < t.Min || k > t.Max {
+			return false
+		}
+	}
+	return true
+}
