@@ -1,0 +1,56 @@
+package policy
+
+import (
+	"log/slog"
+	"time"
+)
+
+// Options configure a policy. Zero values take the defaults below.
+type Options struct {
+	// Predictor answers run-time questions; nil means every job takes its
+	// Estimate (or Fallback).
+	Predictor Predictor
+	// Fallback is the run time assumed for a job whose prediction fails and
+	// that has no estimate.
+	Fallback time.Duration
+	// Seed seeds every random choice of the policy; log it to replay.
+	Seed int64
+	Log  *slog.Logger
+
+	// GA settings.
+	Population  int           // individuals; default 60 (the paper's)
+	Window      int           // queued jobs in the live population; default 20
+	MaxJumps    int           // times a job may be overtaken; default 7 (FPFS's MaxJumps); <0: unbounded
+	Generations int           // generations per decision (simulation); default 50 when TimeBudget is 0
+	TimeBudget  time.Duration // wall time per decision (live); 0: use Generations
+}
+
+// Defaults used when an option is zero.
+const (
+	DefaultPopulation = 60
+	DefaultWindow     = 20
+	DefaultMaxJumps   = 7
+	DefaultGens       = 50
+)
+
+func (o Options) withDefaults() Options {
+	if o.Population <= 0 {
+		o.Population = DefaultPopulation
+	}
+	if o.Window <= 0 {
+		o.Window = DefaultWindow
+	}
+	if o.MaxJumps == 0 {
+		o.MaxJumps = DefaultMaxJumps
+	}
+	if o.Generations <= 0 && o.TimeBudget <= 0 {
+		o.Generations = DefaultGens
+	}
+	if o.Fallback <= 0 {
+		o.Fallback = time.Hour
+	}
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
+	return o
+}
