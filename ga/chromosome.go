@@ -1,6 +1,9 @@
 package ga
 
-import "math/rand"
+import (
+	"math/bits"
+	"math/rand"
+)
 
 // Chromosome is the two-part solution string of SEEDS.md §1. Order is the
 // ordering part, a permutation of task indexes. Map is the mapping part; it
@@ -39,49 +42,83 @@ func NewRandom(p *Problem, rng *rand.Rand) *Chromosome {
 	return c
 }
 
-// Repair makes c legal for p: every host bit outside a task's allowed set is
-// cleared, and hosts are dropped or added at random until the task's host
-// count lies in [Min, Max]. A task with no host gets one at random, as the
-// paper's decoder does.
+// Repair makes c legal for p: every host bit outside a task's allowed set
+// (or beyond the last host) is cleared, and hosts are dropped or added at
+// random until the task's host count lies in [Min, Max]. A task with no host
+// gets one at random, as the paper's decoder does. Order is not touched.
 func Repair(p *Problem, c *Chromosome, rng *rand.Rand) {
 	for j, t := range p.Tasks {
-		b := c.Map[j]
-		if t.Allowed != nil {
-			for i := range b {
-				b[i] &= t.Allowed[i]
-			}
-		}
-		n := b.Count()
-		hi := p.MaxHosts(t)
-		for n > hi {
-			b.Clear(b.Nth(rng.Intn(n)))
-			n--
-		}
-		if n < t.Min {
-			fillRandom(p, t, b, t.Min, rng)
-		}
+		repairRow(p, t, c.Map[j], rng)
 	}
 }
 
-// fillRandom adds random allowed hosts to b until it holds k hosts.
-func fillRandom(p *Problem, t *Task, b Bits, k int, rng *rand.Rand) {
-	n := b.Count()
-	if n >= k {
-		return
-	}
-	// Free allowed hosts, then a partial Fisher-Yates draw of k-n of them.
-	free := make([]int, 0, p.Hosts)
-	for h := 0; h < p.Hosts; h++ {
-		if !b.Has(h) && (t.Allowed == nil || t.Allowed.Has(h)) {
-			free = append(free, h)
+// repairRow makes one mapping row legal for task t (see Repair).
+func repairRow(p *Problem, t *Task, b Bits, rng *rand.Rand) {
+	if t.Allowed != nil {
+		for i := range b {
+			b[i] &= t.Allowed[i]
 		}
 	}
-	for i := 0; n < k && i < len(free); i++ {
-		r := i + rng.Intn(len(free)-i)
-		free[i], free[r] = free[r], free[i]
-		b.Set(free[i])
+	// Bits past the last host would make the decoder index a host that
+	// does not exist; only a foreign or corrupted row can carry them.
+	if r := p.Hosts & 63; r != 0 && len(b) > 0 {
+		b[len(b)-1] &= 1<<uint(r) - 1
+	}
+	n := b.Count()
+	hi := p.MaxHosts(t)
+	for n > hi {
+		b.Clear(b.Nth(rng.Intn(n)))
+		n--
+	}
+	if n < t.Min {
+		fillRandom(p, t, b, t.Min, rng)
+	}
+}
+
+// fillRandom adds random allowed hosts to b until it holds k hosts (or no
+// allowed host is left). It draws from the free allowed hosts word by word
+// instead of listing them, because the GA repairs rows on its hot path and
+// must not allocate there.
+func fillRandom(p *Problem, t *Task, b Bits, k int, rng *rand.Rand) {
+	n := b.Count()
+	for n < k {
+		free := 0
+		for i := range b {
+			free += bits.OnesCount64(freeWord(p, t, b, i))
+		}
+		if free == 0 {
+			return
+		}
+		r := rng.Intn(free)
+		for i := range b {
+			w := freeWord(p, t, b, i)
+			if c := bits.OnesCount64(w); r >= c {
+				r -= c
+				continue
+			}
+			for ; r > 0; r-- {
+				w &= w - 1
+			}
+			b[i] |= w & -w
+			break
+		}
 		n++
 	}
+}
+
+// freeWord is word i of the hosts task t may use that b does not hold yet.
+func freeWord(p *Problem, t *Task, b Bits, i int) uint64 {
+	w := ^b[i]
+	if t.Allowed != nil {
+		w &= t.Allowed[i]
+	}
+	switch hi := p.Hosts - i*64; {
+	case hi <= 0:
+		return 0
+	case hi < 64:
+		w &= 1<<uint(hi) - 1
+	}
+	return w
 }
 
 // Legal reports whether c is a legal solution of p: Order a permutation of
@@ -109,6 +146,9 @@ func Legal(p *Problem, c *Chromosome) bool {
 					return false
 				}
 			}
+		}
+		if r := p.Hosts & 63; r != 0 && b[len(b)-1]>>uint(r) != 0 {
+			return false
 		}
 		if k := b.Count(); k < t.Min || k > t.Max {
 			return false
