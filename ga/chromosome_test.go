@@ -144,7 +144,7 @@ func TestLegal_Rejects(t *testing.T) {
 	}
 	msMustLegal(t, p, good(), "good")
 	cases := []struct {
-		name   string
+		name  string
 		spoil func(c *Chromosome)
 	}{
 		{"repeated task", func(c *Chromosome) { c.Order[1] = 1 }},
