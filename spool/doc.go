@@ -1,0 +1,157 @@
+// Package spool is msched's state machine in the file system: a job is a
+// YAML file, its state is the directory the file is in, and every change of
+// state is one rename(2).
+//
+// # Who may write what
+//
+// Anyone may add a file to submitted/ (Submit, or any program that writes a
+// dot-file and renames it). Anyone may add a request to control/
+// (RequestCancel). Everything else is written by the daemons, and each
+// state directory has exactly one owner: only the owner edits (Update),
+// moves out of (Move) or removes (Remove) files in it; others read, and add
+// where the table below says so — by being the owner of the source of a
+// legal move. The web page and `msched status` only read (List, Read, Find).
+// The types do not enforce this; the table does, and each daemon calls Move
+// only with from in its own states.
+//
+//	state       owner   added by          what the job file gains there
+//	submitted   init    anyone            the user's request (name, command, hosts, …)
+//	queued      sched   init, sched, run  jid, user, submitted_at, history
+//	scheduling  sched   sched             (nothing: in the optimiser's pool)
+//	runnable    run     sched             schedule: hosts, predicted_seconds, decided_at, policy
+//	running     run     run               run: started_at, attempts, host; then pid, pgid
+//	finished    run     run               run: ended_at, exit_status or signal (or reason)
+//	exited      reaper  sched             (the scheduler has compared actual with predicted)
+//	rejected    reaper  init, sched, run  reason; for bad submissions also original
+//
+// Other directories: tmp/ (staging and claims; the spool's writers only),
+// control/ (requests), output/ (job output), reports/ (rendered reports),
+// db/ (JID counter and the other daemons' databases). All are on one file
+// system; Open refuses a layout that is not.
+//
+// # Legal moves
+//
+// This table mirrors Transitions in state.go line for line (a test compares
+// them). The owner of from performs the move. Anything else is refused by
+// Move with an error naming both states.
+//
+//	from        to          by      why
+//	submitted   queued      init    valid submission; JID, user, submitted_at added
+//	submitted   rejected    init    unparseable or invalid; original bytes and reason kept
+//	queued      scheduling  sched   taken into the optimiser's pool
+//	queued      runnable    sched   placed directly (non-GA policy); schedule added
+//	queued      rejected    sched   cancelled, or can never be placed
+//	scheduling  queued      sched   recovery at start, or evicted from the window
+//	scheduling  runnable    sched   hosts and prediction chosen; schedule added
+//	scheduling  rejected    sched   cancelled, or can never be placed
+//	runnable    running     run     about to start; run.started_at, attempts added
+//	runnable    queued      run     could not start; attempts below the limit
+//	runnable    rejected    run     cancelled before start, or attempts exhausted
+//	running     finished    run     ended, killed, cancelled, or start failed for good
+//	running     queued      run     start failed or job lost; attempts below the limit
+//	finished    exited      sched   completion seen; actual vs predicted compared
+//
+// exited/ and rejected/ are emptied by the reaper (Remove) after it has
+// reported the job to its user.
+//
+// Decisions:
+//
+//   - running → rejected is not a move. Once a job reaches running/ it may
+//     have started, so it leaves only through finished/ (reported with its
+//     output, exit status and times, and seen by the scheduler, whose
+//     running base it was in) or back to queued/ for another attempt. A start
+//     that fails for the last time goes to finished/ with run.exit_status
+//     unset and reason set. The run daemon moves runnable → running before it
+//     starts the process, so a crash can never leave a started job in
+//     runnable/ to be started again.
+//   - Cancel. `msched cancel J` writes control/cancel.J. The owner of the
+//     state the job is in acts and removes the request: a job that never ran
+//     (queued, scheduling, runnable) goes to rejected/ with reason
+//     "cancelled" — rejected, not exited, because it has no exit status and
+//     no output to report; a running job is signalled, cancel_requested is
+//     set, and it ends in finished/ → exited/ like any job that was killed,
+//     so its partial output reaches the user. A job still in submitted/ has
+//     no JID and cannot be named; its submitter may delete the file. A
+//     request whose job is already in exited/ or rejected/, or unknown, is
+//     removed by the reaper.
+//   - A bad submission keeps the user's bytes. Init claims the file (below)
+//     and moves a wrapper job file to rejected/<JID>: jid, user,
+//     submitted_at, history, the reason (every problem, "job.yaml:3:
+//     hosts.min: must be ≥ 1, got 0", one per line), name and notify if they
+//     could be salvaged, and original: the submitted bytes verbatim (as
+//     !!binary if not UTF-8). One file, so one atomic move, and the reaper
+//     reports it to the user like any rejected job — from notify, else to
+//     the user (the file's owner), and into reports/.
+//
+// # Submissions and claims
+//
+// submitted/ is the one directory anyone may write, so init never edits a
+// file there. Claim allocates a JID and renames submitted/<name> to
+// tmp/claim.<JID>.<arrival>.<name>: the bytes init judges can no longer
+// change, a later file of the same name is a new submission, and daemon
+// sections in a submission (jid, user, history, …) are refused, so a user
+// cannot forge them. Move(j, Submitted, …) then writes the job to the
+// destination and removes the claim.
+//
+// # Moves and crashes
+//
+// Between daemon-owned states, Move(j, from, to) does:
+//
+//	M1  write the new content (history ends in {to}) to tmp/x; fsync x
+//	M2  rename tmp/x → from/J; fsync from/
+//	M3  rename from/J → to/J
+//	M4  fsync to/; fsync from/
+//
+// A crash leaves:
+//
+//	before M2   from/J, old content; maybe a stale tmp/x (CleanTmp)
+//	after M2    from/J, new content: a move "in flight" that Recover(from) completes
+//	after M3    to/J (on ext4, xfs, btrfs a rename is atomic across a crash)
+//	            on a file system that is not: maybe from/J and to/J, same content;
+//	            Recover(from) finds the copy in to/ (or further on) with at least as
+//	            long a history and removes from/J
+//
+// From submitted (init):
+//
+//	C1  allocate the JID: db/jid rewritten atomically under flock(2)
+//	C2  rename submitted/name → tmp/claim.J.…; fsync tmp/, submitted/
+//	S1  write the new content to tmp/x; fsync; rename → to/J; fsync to/
+//	S2  remove the claim; fsync tmp/
+//
+//	before C2   submitted/name; JID J burned (never reused, never seen)
+//	after C2    the claim only: RecoverClaims returns it; init judges it again as J
+//	after S1    the claim and to/J: RecoverClaims removes the claim
+//
+// Guarantees:
+//
+//   - A job is never lost: at every instant its file exists under a name that
+//     its owner's recovery examines (a state directory, or a claim in tmp/).
+//   - A job file is in exactly one state directory, except after a crash
+//     between M3 and M4 on a file system whose rename is not atomic across a
+//     crash; then it is in two, the stale copy in the mover's directory, and
+//     the mover's Recover removes it. Readers in the meantime (Find) prefer
+//     the copy with the longer history. Recover's check for the newer copy
+//     and another daemon moving that copy on are not atomic with each other,
+//     so on such file systems run recovery before the other daemons start.
+//   - A reader never sees a partial job file: every write is tmp + fsync +
+//     rename.
+//   - A JID is given to at most one job, across processes and restarts.
+//   - A job is not silently run twice: the run daemon records running/ before
+//     starting; after a crash it finds the job there and must decide
+//     (lost → re-queue with a history note, or still running → keep).
+//
+// Every fsync is there for a reason: the file before its rename (else a
+// crash can keep the rename and lose the data — a zero-length job file), the
+// directory after a rename (else the rename itself can be lost). renameio
+// and go-maildir leave the directory fsync to the caller; the spool does it.
+// On NFS none of this holds (rename and fsync are not atomic or durable in
+// the same way): keep the spool on a local file system.
+//
+// # Waking up
+//
+// Watch gives a daemon a channel that wakes it on fsnotify events in its
+// directories and control/, on a rescan tick, and at once after an event
+// overflow or watcher error (the watcher is then recreated). A wake-up
+// means "rescan": daemons always work from List, never from event names, so
+// a lost or coalesced event costs latency, not correctness.
+package spool

@@ -1,0 +1,123 @@
+package spool
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// A JID is "J" and at least six decimal digits, from a counter that only
+// grows: J000001, J000002, … Six digits keep `ls` sorted for the first
+// million jobs; past that the number simply grows wider, and List sorts by
+// number, not by text.
+const jidWidth = 6
+
+// jidFile holds the last JID allocated, as a decimal number; jidLock is the
+// flock(2) target. The lock is a separate file because the counter is
+// replaced by rename, and a lock on a replaced inode protects nothing.
+const (
+	jidFile = "jid"
+	jidLock = "jid.lock"
+)
+
+// FormatJID renders the n-th JID.
+func FormatJID(n int64) string { return fmt.Sprintf("J%0*d", jidWidth, n) }
+
+// ValidJID reports whether s is a JID in canonical form.
+func ValidJID(s string) bool {
+	n, ok := jidNumber(s)
+	return ok && FormatJID(n) == s
+}
+
+func jidNumber(s string) (int64, bool) {
+	if len(s) < 1+jidWidth || s[0] != 'J' {
+		return 0, false
+	}
+	n, err := strconv.ParseInt(s[1:], 10, 64)
+	if err != nil || n < 1 {
+		return 0, false
+	}
+	return n, true
+}
+
+// NextJID allocates a JID that no process has had before and none will get
+// again, across restarts. It serialises on flock(2) of db/jid.lock, so any
+// number of goroutines and processes may call it; the counter is rewritten
+// atomically and durably before the JID is returned, so a crash can burn a
+// number but never hand it out twice.
+//
+// If db/jid is missing (a new spool, or someone deleted it) the count
+// resumes after the highest JID found in any state directory or claim. If it
+// exists but cannot be read as a number, NextJID refuses rather than risk
+// reuse.
+func (s *Spool) NextJID() (string, error) {
+	db := filepath.Join(s.root, DirDB)
+	lf, err := os.OpenFile(filepath.Join(db, jidLock), os.O_CREATE|os.O_RDWR, FilePerm)
+	if err != nil {
+		return "", fmt.Errorf("spool: jid: %w", err)
+	}
+	defer lf.Close() // closing releases the lock
+	for {
+		err = syscall.Flock(int(lf.Fd()), syscall.LOCK_EX)
+		if err != syscall.EINTR {
+			break
+		}
+	}
+	if err != nil {
+		return "", fmt.Errorf("spool: jid: lock: %w", err)
+	}
+
+	var last int64
+	b, err := os.ReadFile(filepath.Join(db, jidFile))
+	switch {
+	case err == nil:
+		last, err = strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil || last < 0 {
+			return "", fmt.Errorf("spool: jid: counter %s is damaged (%q); fix it by hand to at least the highest JID ever used",
+				filepath.Join(db, jidFile), b)
+		}
+	case os.IsNotExist(err):
+		if last, err = s.highestJID(); err != nil {
+			return "", err
+		}
+	default:
+		return "", fmt.Errorf("spool: jid: %w", err)
+	}
+	next := last + 1
+	if err := writeAtomic(s.tmp, db, jidFile, []byte(strconv.FormatInt(next, 10)+"\n")); err != nil {
+		return "", fmt.Errorf("spool: jid: %w", err)
+	}
+	return FormatJID(next), nil
+}
+
+// highestJID scans the daemon-owned state directories and claims for the largest JID.
+func (s *Spool) highestJID() (int64, error) {
+	var max int64
+	for _, st := range States {
+		if st == Submitted { // names there are the submitters' choice
+			continue
+		}
+		es, err := os.ReadDir(s.Dir(st))
+		if err != nil {
+			return 0, fmt.Errorf("spool: jid: %w", err)
+		}
+		for _, e := range es {
+			if n, ok := jidNumber(e.Name()); ok && n > max {
+				max = n
+			}
+		}
+	}
+	cs, err := s.claimNames()
+	if err != nil {
+		return 0, err
+	}
+	for _, jid := range cs {
+		if n, ok := jidNumber(jid); ok && n > max {
+			max = n
+		}
+	}
+	return max, nil
+}

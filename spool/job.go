@@ -1,0 +1,149 @@
+package spool
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"time"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Job is the content of a job file: the user's request, then the sections
+// the daemons add as the job moves. The job file is the job's single source
+// of truth; the directory it is in is its state.
+type Job struct {
+	// Written by the submitter.
+	Name     string   `yaml:"name,omitempty"`
+	Command  []string `yaml:"command,omitempty"` // argv; never passed through a shell
+	Workdir  string   `yaml:"workdir,omitempty"`
+	Notify   string   `yaml:"notify,omitempty"`
+	Hosts    *Hosts   `yaml:"hosts,omitempty"` // nil: one host
+	Model    *Model   `yaml:"model,omitempty"` // nil: the profiler estimates
+	Walltime Duration `yaml:"walltime,omitempty"`
+	Stdout   string   `yaml:"stdout,omitempty"` // empty: spool/output/<jid>/stdout
+	Stderr   string   `yaml:"stderr,omitempty"`
+
+	// Written by the daemons. A submission that sets any of these is rejected.
+	JID             string    `yaml:"jid,omitempty"`
+	User            string    `yaml:"user,omitempty"`
+	SubmittedAt     time.Time `yaml:"submitted_at,omitempty"`
+	History         []Event   `yaml:"history,omitempty"`
+	Schedule        *Schedule `yaml:"schedule,omitempty"`
+	Run             *RunInfo  `yaml:"run,omitempty"`
+	Reason          string    `yaml:"reason,omitempty"` // why rejected (or why a finished job failed)
+	CancelRequested bool      `yaml:"cancel_requested,omitempty"`
+	// Original holds the submitted bytes, verbatim, when init rejected the
+	// submission (unparseable or invalid). Such a job file is a wrapper: it
+	// has no request of its own, only daemon sections and this. Bytes that
+	// are not UTF-8 are stored as !!binary and come back unchanged.
+	Original string `yaml:"original,omitempty"`
+
+	state State  // directory the file was read from; "" for a job not in the spool
+	file  string // its name there (the submitter's name in submitted/, else the JID)
+}
+
+// Hosts is the host request: Count hosts, or between Min and Max (moldable),
+// optionally restricted to one architecture and/or cluster.
+type Hosts struct {
+	Count   int    `yaml:"count,omitempty"`
+	Min     int    `yaml:"min,omitempty"`
+	Max     int    `yaml:"max,omitempty"` // 0 with Min set: no upper bound but the machine
+	Arch    string `yaml:"arch,omitempty"`
+	Cluster string `yaml:"cluster,omitempty"`
+}
+
+// Range returns the smallest and largest acceptable host counts; max 0
+// means "as many as there are".
+func (h *Hosts) Range() (min, max int) {
+	switch {
+	case h == nil:
+		return 1, 1
+	case h.Count > 0:
+		return h.Count, h.Count
+	case h.Min > 0:
+		return h.Min, h.Max
+	case h.Max > 0:
+		return 1, h.Max
+	}
+	return 1, 1
+}
+
+// Model names the job's performance model and its parameters.
+type Model struct {
+	Name   string             `yaml:"name"`
+	Params map[string]float64 `yaml:"params,omitempty"`
+}
+
+// Event is one step on the job's path through the states.
+type Event struct {
+	State State     `yaml:"state"`
+	At    time.Time `yaml:"at"`
+	Note  string    `yaml:"note,omitempty"`
+}
+
+// Schedule is what the scheduler decided.
+type Schedule struct {
+	Hosts            []string  `yaml:"hosts"`
+	PredictedSeconds float64   `yaml:"predicted_seconds"`
+	DecidedAt        time.Time `yaml:"decided_at,omitempty"`
+	Policy           string    `yaml:"policy,omitempty"`
+}
+
+// RunInfo is what the run daemon knows of the job's execution.
+type RunInfo struct {
+	StartedAt  time.Time `yaml:"started_at,omitempty"`
+	EndedAt    time.Time `yaml:"ended_at,omitempty"`
+	ExitStatus *int      `yaml:"exit_status,omitempty"` // nil: no exit status (signalled, never started)
+	Signal     string    `yaml:"signal,omitempty"`
+	PID        int       `yaml:"pid,omitempty"`
+	PGID       int       `yaml:"pgid,omitempty"`
+	Attempts   int       `yaml:"attempts,omitempty"`
+	Host       string    `yaml:"host,omitempty"` // where the launcher ran (first host)
+}
+
+// State returns the state the job was read from ("" if it was not read from
+// the spool). After a successful Move it is the destination.
+func (j *Job) State() State { return j.state }
+
+// File returns the job file's name in its directory.
+func (j *Job) File() string { return j.file }
+
+// Marshal returns the job file's YAML.
+func (j *Job) Marshal() ([]byte, error) {
+	b, err := yaml.Marshal(j)
+	if err != nil {
+		return nil, fmt.Errorf("spool: marshal job %s: %w", j.JID, err)
+	}
+	return b, nil
+}
+
+// Duration is a walltime: a Go duration string ("2h", "90s", "1h30m") or a
+// plain number of seconds.
+type Duration time.Duration
+
+// UnmarshalYAML accepts a duration string or a number of seconds.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind != yaml.ScalarNode {
+		return &fieldError{line: n.Line, msg: "want a duration like 2h or 90s, or seconds"}
+	}
+	if s, err := strconv.ParseFloat(n.Value, 64); err == nil {
+		if math.IsNaN(s) || math.IsInf(s, 0) || s > float64(math.MaxInt64)/1e9 {
+			return &fieldError{line: n.Line, value: n.Value, msg: fmt.Sprintf("%q seconds is out of range", n.Value)}
+		}
+		*d = Duration(s * float64(time.Second))
+		return nil
+	}
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return &fieldError{line: n.Line, value: n.Value, msg: fmt.Sprintf("%q is not a duration like 2h or 90s, or seconds", n.Value)}
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalYAML writes the duration in Go syntax ("2h0m0s").
+func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(), nil }
+
+// IsZero lets omitempty drop an unset walltime.
+func (d Duration) IsZero() bool { return d == 0 }

@@ -1,0 +1,248 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+)
+
+// Move moves job j from state from to state to. Only the owner of from
+// calls it (Owner(from)); the move must be in Transitions. j is the job as
+// read from from (Read, or Claim.Job/Claim.Rejection for submitted), with
+// whatever the caller's state adds already filled in (schedule, run, reason,
+// …); Move appends the history entry {to, now, note} and writes the result.
+//
+// Between daemon-owned directories the order is (see doc.go for the crash
+// windows):
+//
+//  1. write the new content to tmp/, fsync it;
+//  2. rename it over from/<JID>, fsync from/: the owner edits its own file,
+//     which now records the step it is about to take;
+//  3. rename from/<JID> to to/<JID>: the one instant at which the job
+//     changes state; it is never in two directories and never in none;
+//  4. fsync to/, then from/.
+//
+// From submitted the source is the claim in tmp/ (see Claim): the new content
+// is written to tmp/, fsynced, renamed into to/, to/ fsynced, and only then is
+// the claim removed.
+//
+// On success j's State is to. On error j is unchanged, and the job is still
+// in from (with its old content when Move could restore it, else with the
+// new content, which recovery completes: see Recover).
+func (s *Spool) Move(j *Job, from, to State, note string) error {
+	if err := Legal(from, to); err != nil {
+		return fmt.Errorf("%w (job %s)", err, j.JID)
+	}
+	if j.state != from {
+		return fmt.Errorf("spool: move %s %s → %s: the job was read from %q", j.JID, from, to, j.state)
+	}
+	if !ValidJID(j.JID) {
+		return fmt.Errorf("spool: move %s → %s: bad job id %q", from, to, j.JID)
+	}
+	src := filepath.Join(s.Dir(from), j.file)
+	if from == Submitted {
+		src = filepath.Join(s.tmp, j.file)
+	}
+	if _, err := os.Lstat(src); os.IsNotExist(err) {
+		return fmt.Errorf("spool: move %s %s → %s: not in %s: %w", j.JID, from, to, from, ErrNotFound)
+	} else if err != nil {
+		return fmt.Errorf("spool: move: %w", err)
+	}
+	dst := filepath.Join(s.Dir(to), j.JID)
+	if _, err := os.Lstat(dst); err == nil {
+		return fmt.Errorf("spool: move %s %s → %s: already in %s", j.JID, from, to, to)
+	}
+
+	old := j.History
+	j.History = append(j.History[:len(j.History):len(j.History)], Event{State: to, At: s.now(), Note: note})
+	data, err := j.Marshal()
+	if err != nil {
+		j.History = old
+		return err
+	}
+	if from == Submitted {
+		if err := writeAtomic(s.tmp, s.Dir(to), j.JID, data); err != nil {
+			j.History = old
+			return fmt.Errorf("spool: move %s %s → %s: %w", j.JID, from, to, err)
+		}
+		if err := os.Remove(src); err != nil {
+			return fmt.Errorf("spool: move %s: remove claim: %w", j.JID, err)
+		}
+		j.state, j.file = to, j.JID
+		return syncDir(s.tmp)
+	}
+
+	if err := writeAtomic(s.tmp, s.Dir(from), j.file, data); err != nil {
+		j.History = old
+		return fmt.Errorf("spool: move %s %s → %s: %w", j.JID, from, to, err)
+	}
+	if err := os.Rename(src, dst); err != nil {
+		// Put the old content back so the file does not claim a step it
+		// never took; if even that fails, Recover completes the move.
+		j.History = old
+		if back, merr := j.Marshal(); merr == nil {
+			_ = writeAtomic(s.tmp, s.Dir(from), j.file, back)
+		}
+		return fmt.Errorf("spool: move %s %s → %s: %w", j.JID, from, to, err)
+	}
+	j.state, j.file = to, j.JID
+	if err := syncDir(s.Dir(to)); err != nil {
+		return err
+	}
+	return syncDir(s.Dir(from))
+}
+
+// Update rewrites j in place in its current state, atomically: the owner
+// recording something that does not change the state (run.pid once the
+// process exists, cancel_requested, …).
+func (s *Spool) Update(j *Job) error {
+	if j.state == "" || j.state == Submitted {
+		return fmt.Errorf("spool: update %s: not in a daemon-owned state (%q)", j.JID, j.state)
+	}
+	p := filepath.Join(s.Dir(j.state), j.file)
+	if _, err := os.Lstat(p); os.IsNotExist(err) {
+		return fmt.Errorf("spool: update %s: not in %s: %w", j.JID, j.state, ErrNotFound)
+	}
+	data, err := j.Marshal()
+	if err != nil {
+		return err
+	}
+	if err := writeAtomic(s.tmp, s.Dir(j.state), j.file, data); err != nil {
+		return fmt.Errorf("spool: update %s: %w", j.JID, err)
+	}
+	return nil
+}
+
+// Remove deletes a job file from exited/ or rejected/: the reaper, after
+// reporting. Any other state is refused: a job leaves the others only by Move.
+func (s *Spool) Remove(j *Job) error {
+	if !removable(j.state) {
+		return fmt.Errorf("spool: remove %s: only exited and rejected jobs are removed, not %q ones", j.JID, j.state)
+	}
+	if err := os.Remove(filepath.Join(s.Dir(j.state), j.file)); err != nil {
+		if os.IsNotExist(err) {
+			return fmt.Errorf("spool: remove %s: %w", j.JID, ErrNotFound)
+		}
+		return fmt.Errorf("spool: remove: %w", err)
+	}
+	return syncDir(s.Dir(j.state))
+}
+
+// Recovered says what Recover did with one file.
+type Recovered struct {
+	JID    string
+	Action string // "completed", "removed-stale", "unreadable", "conflict"
+	Detail string
+}
+
+// Recover is the part of an owner's start-up recovery that the spool can do
+// for it, for one of its states (not submitted: see RecoverClaims). It looks
+// for job files whose last history entry names another state: a Move that a
+// crash interrupted between its steps 2 and 4.
+//
+//   - If the job is also in another state with at least as long a history,
+//     the rename did happen (a file system that does not make rename atomic
+//     across a crash left both names): this copy is stale and is removed.
+//   - Otherwise the move is completed: renamed into the state its history names.
+//
+// Files that do not parse are reported ("unreadable") and left alone for the
+// owner to reject; a history naming a state that is not a legal next step is
+// reported ("conflict") and left alone. Daemon-specific recovery (sched
+// returning scheduling/ to queued/, run checking running/ against live
+// processes) comes after, in the daemon.
+func (s *Spool) Recover(st State) ([]Recovered, error) {
+	if st == Submitted || !st.Valid() {
+		return nil, fmt.Errorf("spool: recover %q: not a daemon-owned state", st)
+	}
+	es, err := s.List(st)
+	if err != nil {
+		return nil, err
+	}
+	var out []Recovered
+	for _, e := range es {
+		j, err := s.Read(st, e.Name)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		} else if err != nil {
+			out = append(out, Recovered{e.Name, "unreadable", err.Error()})
+			continue
+		}
+		if len(j.History) == 0 || j.History[len(j.History)-1].State == st {
+			continue
+		}
+		to := j.History[len(j.History)-1].State
+		if Legal(st, to) != nil {
+			out = append(out, Recovered{j.JID, "conflict", fmt.Sprintf("in %s, history ends in %s", st, to)})
+			continue
+		}
+		if other, ok := s.newerCopy(j, st); ok {
+			if err := os.Remove(filepath.Join(s.Dir(st), j.file)); err != nil && !os.IsNotExist(err) {
+				return out, fmt.Errorf("spool: recover: %w", err)
+			}
+			out = append(out, Recovered{j.JID, "removed-stale", fmt.Sprintf("stale copy in %s; the job is in %s", st, other)})
+			continue
+		}
+		if _, err := os.Lstat(filepath.Join(s.Dir(to), j.JID)); err == nil {
+			out = append(out, Recovered{j.JID, "conflict", fmt.Sprintf("in %s and %s with a longer history here", st, to)})
+			continue
+		}
+		if err := os.Rename(filepath.Join(s.Dir(st), j.file), filepath.Join(s.Dir(to), j.JID)); err != nil {
+			return out, fmt.Errorf("spool: recover %s: %w", j.JID, err)
+		}
+		if err := syncDir(s.Dir(to)); err != nil {
+			return out, err
+		}
+		out = append(out, Recovered{j.JID, "completed", fmt.Sprintf("%s → %s", st, to)})
+	}
+	return out, syncDir(s.Dir(st))
+}
+
+// newerCopy looks for j in the other states with a history at least as long.
+func (s *Spool) newerCopy(j *Job, except State) (State, bool) {
+	for _, t := range States[1:] {
+		if t == except {
+			continue
+		}
+		o, err := s.Read(t, j.JID)
+		if err == nil && len(o.History) >= len(j.History) {
+			return t, true
+		}
+	}
+	return "", false
+}
+
+// CleanTmp removes staging files older than age: files in tmp/ other than
+// claims, and dot-files in the other directories, left by writers that
+// crashed between creating and renaming them. The reaper calls it; age must
+// exceed the longest write (a minute is plenty) so live writes are spared.
+func (s *Spool) CleanTmp(age time.Duration) (int, error) {
+	cutoff := s.now().Add(-age)
+	n := 0
+	for _, d := range layout() {
+		es, err := os.ReadDir(filepath.Join(s.root, d))
+		if err != nil {
+			return n, fmt.Errorf("spool: clean: %w", err)
+		}
+		for _, e := range es {
+			name := e.Name()
+			staging := name[0] == '.'
+			if d == DirTmp {
+				_, _, _, claim := splitClaim(name)
+				staging = !claim
+			}
+			if !staging || !e.Type().IsRegular() {
+				continue
+			}
+			fi, err := e.Info()
+			if err != nil || fi.ModTime().After(cutoff) {
+				continue
+			}
+			if os.Remove(filepath.Join(s.root, d, name)) == nil {
+				n++
+			}
+		}
+	}
+	return n, nil
+}

@@ -1,0 +1,267 @@
+package spool
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Problem is one thing wrong with a job file, at a line (0: the whole file)
+// and a field path like "hosts.min" or "command[0]" ("" for the top level).
+type Problem struct {
+	Line  int
+	Field string
+	Msg   string
+}
+
+// ParseError lists everything wrong with a job file. Detail is the text the
+// user receives in the rejection report.
+type ParseError struct {
+	File     string
+	Problems []Problem
+}
+
+func (e *ParseError) Error() string { return "spool: " + e.Detail() }
+
+// Detail renders the problems one per line, compiler style:
+// "job.yaml:3: hosts.min: must be ≥ 1, got 0".
+func (e *ParseError) Detail() string {
+	var b strings.Builder
+	for i, p := range e.Problems {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString(e.File)
+		if p.Line > 0 {
+			fmt.Fprintf(&b, ":%d", p.Line)
+		}
+		b.WriteString(": ")
+		if p.Field != "" {
+			b.WriteString(p.Field + ": ")
+		}
+		b.WriteString(p.Msg)
+	}
+	return b.String()
+}
+
+// fieldError is returned by custom unmarshalers, which know their line but
+// not their field path; Parse finds the path.
+type fieldError struct {
+	line  int
+	value string // the scalar's text, to find it on its line
+	msg   string
+}
+
+func (e *fieldError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
+
+// Parse decodes and validates a job file strictly: unknown fields, wrong
+// types, duplicate keys, several documents and impossible requests are all
+// errors (*ParseError), each naming the line and field. name is used in the
+// messages (normally the file's name).
+func Parse(name string, data []byte) (*Job, error) { return parse(name, data, false) }
+
+// parseSubmission is Parse for a file from submitted/: it also refuses the
+// daemon sections (jid, user, history, …), which a submitter may not set.
+func parseSubmission(name string, data []byte) (*Job, error) { return parse(name, data, true) }
+
+func parse(name string, data []byte, submission bool) (*Job, error) {
+	pe := &ParseError{File: name}
+	fail := func(line int, field, msg string) (*Job, error) {
+		pe.Problems = append(pe.Problems, Problem{line, field, msg})
+		return nil, pe
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return fail(0, "", "empty job file")
+	}
+	var root yaml.Node
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&root); err != nil {
+		line, msg := syntaxError(err)
+		return fail(line, "", msg)
+	}
+	var extra yaml.Node
+	if err := dec.Decode(&extra); err != io.EOF {
+		return fail(extra.Line, "", "more than one YAML document; a job file holds one job")
+	}
+	doc := root.Content[0]
+	if doc.Kind != yaml.MappingNode {
+		return fail(doc.Line, "", "a job file must be a mapping of fields (name: …, command: […])")
+	}
+
+	var j Job
+	strict := yaml.NewDecoder(bytes.NewReader(data))
+	strict.KnownFields(true)
+	if err := strict.Decode(&j); err != nil {
+		var te *yaml.TypeError
+		var fe *fieldError
+		switch {
+		case errors.As(err, &te):
+			for _, s := range te.Errors {
+				pe.Problems = append(pe.Problems, typeProblem(doc, s))
+			}
+		case errors.As(err, &fe):
+			field, _ := pathAt(doc, fe.line, func(n *yaml.Node) bool { return n.Value == fe.value })
+			pe.Problems = append(pe.Problems, Problem{fe.line, field, fe.msg})
+		default:
+			line, msg := syntaxError(err)
+			pe.Problems = append(pe.Problems, Problem{line, "", msg})
+		}
+		return nil, pe
+	}
+	if submission {
+		pe.Problems = submitterProblems(&j, doc)
+	}
+	pe.Problems = append(pe.Problems, validate(&j, doc)...)
+	if len(pe.Problems) > 0 {
+		return nil, pe
+	}
+	return &j, nil
+}
+
+var lineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
+
+func syntaxError(err error) (int, string) {
+	m := lineRE.FindStringSubmatch(err.Error())
+	if m == nil {
+		return 0, "not YAML: " + strings.TrimPrefix(err.Error(), "yaml: ")
+	}
+	n, _ := strconv.Atoi(m[1])
+	return n, "not YAML: " + m[2]
+}
+
+var (
+	unknownRE  = regexp.MustCompile(`^line (\d+): field (.+) not found in type (.+)$`)
+	typeRE     = regexp.MustCompile("^line (\\d+): cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
+	dupRE      = regexp.MustCompile(`^line (\d+): mapping key "(.*)" already defined at line (\d+)$`)
+	anyLineRE  = regexp.MustCompile(`^line (\d+): (.*)$`)
+	yamlKinds  = map[string]string{"!!str": "a string", "!!int": "an integer", "!!float": "a number", "!!bool": "a boolean", "!!seq": "a list", "!!map": "a mapping", "!!null": "nothing", "!!timestamp": "a timestamp", "!!binary": "binary data"}
+	goTypeDesc = map[string]string{"int": "an integer", "float64": "a number", "string": "a string", "bool": "true or false", "[]string": "a list of strings", "map[string]float64": "a mapping of names to numbers", "time.Time": "a timestamp like 2026-01-02T15:04:05Z", "spool.State": "a state name"}
+)
+
+// typeProblem turns one of yaml.v3's TypeError lines into a Problem that
+// names the field, found in the node tree by line (and value).
+func typeProblem(doc *yaml.Node, s string) Problem {
+	if m := unknownRE.FindStringSubmatch(s); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		key := m[2]
+		field, _ := pathAt(doc, line, nil, key)
+		return Problem{line, parentPath(field), fmt.Sprintf("unknown field %q", key)}
+	}
+	if m := typeRE.FindStringSubmatch(s); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		tag, val, into := m[2], m[3], m[4]
+		field, _ := pathAt(doc, line, func(n *yaml.Node) bool {
+			return n.ShortTag() == tag && (val == "" || n.Value == val)
+		})
+		want, ok := goTypeDesc[strings.TrimPrefix(into, "*")]
+		switch {
+		case ok:
+		case strings.HasPrefix(into, "[]"):
+			want = "a list"
+		default:
+			want = "a mapping"
+		}
+		if field == "command" {
+			want += " (argv, e.g. [\"./prog\", \"-n\", \"5\"]; never a shell line)"
+		}
+		got := yamlKinds[tag]
+		if got == "" {
+			got = tag
+		}
+		if val != "" {
+			got += fmt.Sprintf(" %q", val)
+		}
+		return Problem{line, field, "want " + want + ", got " + got}
+	}
+	if m := dupRE.FindStringSubmatch(s); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		field, _ := pathAt(doc, line, nil, m[2])
+		return Problem{line, field, "given twice (first at line " + m[3] + ")"}
+	}
+	if m := anyLineRE.FindStringSubmatch(s); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		return Problem{line, "", m[2]}
+	}
+	return Problem{0, "", s}
+}
+
+// pathAt finds the field path of a node on the given line: with key set,
+// the mapping key of that name; otherwise the deepest value node accepted by
+// ok (children are tried before their parent, so "command[0]" beats "command").
+func pathAt(root *yaml.Node, line int, ok func(*yaml.Node) bool, key ...string) (string, bool) {
+	var walk func(n *yaml.Node, path string) (string, bool)
+	walk = func(n *yaml.Node, path string) (string, bool) {
+		switch n.Kind {
+		case yaml.MappingNode:
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				p := k.Value
+				if path != "" {
+					p = path + "." + k.Value
+				}
+				if len(key) > 0 && k.Line == line && k.Value == key[0] {
+					return p, true
+				}
+				if r, found := walk(v, p); found {
+					return r, true
+				}
+			}
+		case yaml.SequenceNode:
+			for i, v := range n.Content {
+				if r, found := walk(v, fmt.Sprintf("%s[%d]", path, i)); found {
+					return r, true
+				}
+			}
+		}
+		if len(key) == 0 && n.Line == line && ok(n) {
+			return path, true
+		}
+		return "", false
+	}
+	return walk(root, "")
+}
+
+func parentPath(p string) string {
+	if i := strings.LastIndexByte(p, '.'); i >= 0 {
+		return p[:i]
+	}
+	return ""
+}
+
+// lookup returns the key node of a field path in the document, or nil.
+func lookup(doc *yaml.Node, path ...string) *yaml.Node {
+	n := doc
+	var key *yaml.Node
+	for _, name := range path {
+		if n == nil || n.Kind != yaml.MappingNode {
+			return nil
+		}
+		var next *yaml.Node
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			if n.Content[i].Value == name {
+				key, next = n.Content[i], n.Content[i+1]
+			}
+		}
+		if next == nil {
+			return nil
+		}
+		n = next
+	}
+	return key
+}
+
+// lineOf is the line of a field's key, or of the nearest present parent, or 0.
+func lineOf(doc *yaml.Node, path ...string) int {
+	for i := len(path); i > 0; i-- {
+		if k := lookup(doc, path[:i]...); k != nil {
+			return k.Line
+		}
+	}
+	return 0
+}

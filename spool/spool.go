@@ -1,0 +1,194 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"syscall"
+	"time"
+)
+
+// DirPerm is the mode of the spool directories.
+const DirPerm = 0o755
+
+// ErrNotFound is returned (wrapped) when a job is not where it was looked for.
+var ErrNotFound = errors.New("not found")
+
+// Spool is an open spool directory. It holds no state of its own beyond
+// paths, so any number of processes may open the same spool; what each may
+// do is fixed by the ownership table in doc.go, not by the type.
+type Spool struct {
+	root string
+	tmp  string
+	now  func() time.Time // UTC; replaced in tests
+}
+
+// Create makes the spool layout under dir (every state directory plus tmp,
+// control, output, reports, db), mode 0755, leaving whatever exists alone,
+// and opens it. It is idempotent.
+func Create(dir string) (*Spool, error) {
+	for _, d := range layout() {
+		if err := os.MkdirAll(filepath.Join(dir, d), DirPerm); err != nil {
+			return nil, fmt.Errorf("spool: create: %w", err)
+		}
+	}
+	return Open(dir)
+}
+
+// Open opens an existing spool. Every directory of the layout must exist
+// (a mistyped path is an error, not a new empty spool) and all must be on
+// one file system, because moves are rename(2).
+func Open(dir string) (*Spool, error) {
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return nil, fmt.Errorf("spool: open: %w", err)
+	}
+	var dev uint64
+	for i, d := range layout() {
+		p := filepath.Join(abs, d)
+		fi, err := os.Stat(p)
+		if err != nil {
+			return nil, fmt.Errorf("spool: open %s: not a spool (run create first): %w", abs, err)
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("spool: open: %s is not a directory", p)
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			if i == 0 {
+				dev = uint64(st.Dev)
+			} else if uint64(st.Dev) != dev {
+				return nil, fmt.Errorf("spool: open: %s is on another file system than %s; rename(2) cannot move jobs across",
+					p, filepath.Join(abs, layout()[0]))
+			}
+		}
+	}
+	return &Spool{root: abs, tmp: filepath.Join(abs, DirTmp), now: func() time.Time { return time.Now().UTC() }}, nil
+}
+
+func layout() []string {
+	var ds []string
+	for _, s := range States {
+		ds = append(ds, string(s))
+	}
+	return append(ds, otherDirs...)
+}
+
+// Root is the spool's absolute path.
+func (s *Spool) Root() string { return s.root }
+
+// Dir is the directory of a state.
+func (s *Spool) Dir(st State) string { return filepath.Join(s.root, string(st)) }
+
+// Path is the path of one of the other directories (DirTmp, DirControl, …).
+func (s *Spool) Path(dir string) string { return filepath.Join(s.root, dir) }
+
+// Entry is one job file in a state directory, as listed (not read).
+type Entry struct {
+	State   State
+	Name    string // the JID, except in submitted/ where it is the submitter's name
+	ModTime time.Time
+	Size    int64
+}
+
+// List returns the job files in a state, oldest first: by JID number where
+// names are JIDs, else (submitted/) by modification time, then name.
+// Dot-files are staging files and are skipped, as are subdirectories.
+func (s *Spool) List(st State) ([]Entry, error) {
+	if !st.Valid() {
+		return nil, fmt.Errorf("spool: list: unknown state %q", st)
+	}
+	des, err := os.ReadDir(s.Dir(st))
+	if err != nil {
+		return nil, fmt.Errorf("spool: list %s: %w", st, err)
+	}
+	es := make([]Entry, 0, len(des))
+	for _, d := range des {
+		if d.Name()[0] == '.' || !d.Type().IsRegular() {
+			continue
+		}
+		fi, err := d.Info()
+		if os.IsNotExist(err) {
+			continue // moved on since ReadDir
+		} else if err != nil {
+			return nil, fmt.Errorf("spool: list %s: %w", st, err)
+		}
+		es = append(es, Entry{State: st, Name: d.Name(), ModTime: fi.ModTime(), Size: fi.Size()})
+	}
+	sort.Slice(es, func(a, b int) bool { return entryLess(es[a], es[b]) })
+	return es, nil
+}
+
+func entryLess(a, b Entry) bool {
+	na, oka := jidNumber(a.Name)
+	nb, okb := jidNumber(b.Name)
+	switch {
+	case oka && okb:
+		return na < nb
+	case oka != okb:
+		return oka // JIDs before other names
+	case !a.ModTime.Equal(b.ModTime):
+		return a.ModTime.Before(b.ModTime)
+	}
+	return a.Name < b.Name
+}
+
+// Read reads and strictly parses a job file. A *ParseError says what is
+// wrong with it; an error wrapping ErrNotFound that it is not there (it may
+// have just moved on).
+func (s *Spool) Read(st State, name string) (*Job, error) {
+	if !st.Valid() {
+		return nil, fmt.Errorf("spool: read: unknown state %q", st)
+	}
+	if name == "" || name != filepath.Base(name) || name[0] == '.' {
+		return nil, fmt.Errorf("spool: read %s: bad name %q", st, name)
+	}
+	data, err := os.ReadFile(filepath.Join(s.Dir(st), name))
+	if os.IsNotExist(err) {
+		return nil, fmt.Errorf("spool: read %s/%s: %w", st, name, ErrNotFound)
+	} else if err != nil {
+		return nil, fmt.Errorf("spool: read: %w", err)
+	}
+	j, err := Parse(name, data)
+	if err != nil {
+		return nil, err
+	}
+	j.state, j.file = st, name
+	return j, nil
+}
+
+// Find looks a job up by JID in every state directory and among claimed
+// submissions (reported as Submitted), for `msched status`. If a crash left
+// the job in two directories (see doc.go) it returns the copy with the
+// longer history, which is the one recovery keeps.
+func (s *Spool) Find(jid string) (State, *Job, error) {
+	if !ValidJID(jid) {
+		return "", nil, fmt.Errorf("spool: find: %q is not a job id", jid)
+	}
+	var best *Job
+	for _, st := range States[1:] {
+		j, err := s.Read(st, jid)
+		if errors.Is(err, ErrNotFound) {
+			continue
+		} else if err != nil {
+			return "", nil, err
+		}
+		if best == nil || len(j.History) > len(best.History) {
+			best = j
+		}
+	}
+	if best != nil {
+		return best.state, best, nil
+	}
+	if c, err := s.openClaim(jid); err == nil {
+		j, perr := c.Job()
+		if perr != nil { // it will be rejected; show what init will record
+			j = c.Rejection(perr.Error())
+		}
+		return Submitted, j, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return "", nil, err
+	}
+	return "", nil, fmt.Errorf("spool: find %s: %w", jid, ErrNotFound)
+}

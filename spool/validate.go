@@ -1,0 +1,148 @@
+package spool
+
+import (
+	"fmt"
+	"math"
+
+	"gopkg.in/yaml.v3"
+)
+
+// validate checks what the YAML types cannot: required fields, impossible
+// host counts, known states. doc gives the lines.
+func validate(j *Job, doc *yaml.Node) []Problem {
+	var ps []Problem
+	bad := func(msg string, path ...string) {
+		field := ""
+		for i, p := range path {
+			if i > 0 {
+				field += "."
+			}
+			field += p
+		}
+		ps = append(ps, Problem{lineOf(doc, path...), field, msg})
+	}
+
+	if isWrapper(j) {
+		// A rejection wrapper: no request of its own, only what init recorded.
+		if j.JID == "" {
+			bad("required in a rejected submission's wrapper", "jid")
+		}
+	} else {
+		ps = append(ps, validateRequest(j, doc)...)
+	}
+
+	if j.JID != "" && !ValidJID(j.JID) {
+		bad(fmt.Sprintf("%q is not a job id like J000123", j.JID), "jid")
+	}
+	for i, e := range j.History {
+		if !e.State.Valid() {
+			ps = append(ps, Problem{historyLine(doc, i), fmt.Sprintf("history[%d].state", i), fmt.Sprintf("unknown state %q", e.State)})
+		}
+	}
+	if s := j.Schedule; s != nil {
+		if s.PredictedSeconds < 0 || math.IsNaN(s.PredictedSeconds) {
+			bad(fmt.Sprintf("must be ≥ 0, got %v", s.PredictedSeconds), "schedule", "predicted_seconds")
+		}
+	}
+	if r := j.Run; r != nil && r.Attempts < 0 {
+		bad(fmt.Sprintf("must be ≥ 0, got %d", r.Attempts), "run", "attempts")
+	}
+	return ps
+}
+
+func validateRequest(j *Job, doc *yaml.Node) []Problem {
+	var ps []Problem
+	bad := func(line int, field, format string, args ...any) {
+		ps = append(ps, Problem{line, field, fmt.Sprintf(format, args...)})
+	}
+	switch {
+	case len(j.Command) == 0:
+		bad(lineOf(doc, "command"), "command", "required: the program and its arguments, as a list")
+	case j.Command[0] == "":
+		bad(lineOf(doc, "command"), "command[0]", "the program name is empty")
+	}
+
+	if h := j.Hosts; lookup(doc, "hosts") != nil {
+		if h == nil {
+			bad(lineOf(doc, "hosts"), "hosts", "want {count: N} or {min: A, max: B}, got nothing")
+		} else {
+			has := func(k string) bool { return lookup(doc, "hosts", k) != nil }
+			for _, f := range []struct {
+				key string
+				v   int
+			}{{"count", h.Count}, {"min", h.Min}, {"max", h.Max}} {
+				if has(f.key) && f.v < 1 {
+					bad(lineOf(doc, "hosts", f.key), "hosts."+f.key, "must be ≥ 1, got %d", f.v)
+				}
+			}
+			switch {
+			case has("count") && (has("min") || has("max")):
+				bad(lineOf(doc, "hosts"), "hosts", "give count, or min and max, not both")
+			case !has("count") && !has("min") && !has("max"):
+				bad(lineOf(doc, "hosts"), "hosts", "want count, or min and max")
+			case h.Min >= 1 && h.Max >= 1 && h.Min > h.Max:
+				bad(lineOf(doc, "hosts", "max"), "hosts.max", "must be ≥ hosts.min (%d), got %d", h.Min, h.Max)
+			}
+		}
+	}
+
+	if m := j.Model; lookup(doc, "model") != nil {
+		switch {
+		case m == nil:
+			bad(lineOf(doc, "model"), "model", "want {name: …, params: {…}}, got nothing")
+		case m.Name == "":
+			bad(lineOf(doc, "model", "name"), "model.name", "required")
+		default:
+			for k, v := range m.Params {
+				if math.IsNaN(v) || math.IsInf(v, 0) {
+					bad(lineOf(doc, "model", "params", k), "model.params."+k, "must be a finite number, got %v", v)
+				}
+			}
+		}
+	}
+	if j.Walltime < 0 {
+		bad(lineOf(doc, "walltime"), "walltime", "must be positive, got %v", j.Walltime)
+	}
+	return ps
+}
+
+// isWrapper: a job file with no command but a reason is the wrapper of a
+// rejected submission (Claim.Rejection). A real request always has a command,
+// and a submission may not set reason, so the two cannot be confused.
+func isWrapper(j *Job) bool { return len(j.Command) == 0 && j.Reason != "" }
+
+// submitterProblems lists the daemon sections a submission may not set: a user
+// who could set them could forge a JID, another user's name, or a history.
+func submitterProblems(j *Job, doc *yaml.Node) []Problem {
+	var ps []Problem
+	for _, f := range []struct {
+		key string
+		set bool
+	}{
+		{"jid", j.JID != ""}, {"user", j.User != ""}, {"submitted_at", !j.SubmittedAt.IsZero()},
+		{"history", len(j.History) > 0}, {"schedule", j.Schedule != nil}, {"run", j.Run != nil},
+		{"reason", j.Reason != ""}, {"cancel_requested", j.CancelRequested}, {"original", j.Original != ""},
+	} {
+		if f.set || lookup(doc, f.key) != nil {
+			ps = append(ps, Problem{lineOf(doc, f.key), f.key, "set by msched, not by the submitter"})
+		}
+	}
+	return ps
+}
+
+func historyLine(doc *yaml.Node, i int) int {
+	k := lookup(doc, "history")
+	if k == nil {
+		return 0
+	}
+	// the sequence is the value after the key
+	for n := 0; n+1 < len(doc.Content); n += 2 {
+		if doc.Content[n] == k {
+			seq := doc.Content[n+1]
+			if i < len(seq.Content) {
+				return seq.Content[i].Line
+			}
+		}
+	}
+	return k.Line
+}
