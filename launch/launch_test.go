@@ -1,0 +1,540 @@
+package launch
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// waitBound bounds every wait in these tests.
+const waitBound = 20 * time.Second
+
+func newSpec(t *testing.T, argv ...string) Spec {
+	t.Helper()
+	dir := t.TempDir()
+	return Spec{
+		JID: "j1", Argv: argv, Dir: dir, Hosts: []string{"h0"},
+		Stdout: filepath.Join(dir, "out"), Stderr: filepath.Join(dir, "err"),
+		ResultPath: filepath.Join(dir, "j1.result"), PidPath: filepath.Join(dir, "j1.pid"),
+		KillGrace: 200 * time.Millisecond,
+	}
+}
+
+func run(t *testing.T, spec Spec) Result {
+	t.Helper()
+	h, err := testLocal(t).Start(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return wait(t, h)
+}
+
+func wait(t *testing.T, h Handle) Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	defer cancel()
+	res, err := h.Wait(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func readFile(t *testing.T, path string) string {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
+// eventually polls cond until it holds or waitBound passes.
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitBound)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting until %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// gone reports whether pid no longer runs; a zombie counts as gone, since
+// in a container nobody may reap an orphan.
+func gone(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return true
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i+2 < len(b) && b[i+2] == 'Z'
+}
+
+func readPid(t *testing.T, path string) int {
+	t.Helper()
+	var pid int
+	eventually(t, "pid in "+path, func() bool {
+		b, err := os.ReadFile(path)
+		if err != nil || !strings.HasSuffix(string(b), "\n") {
+			return false
+		}
+		pid, err = strconv.Atoi(strings.TrimSpace(string(b)))
+		return err == nil
+	})
+	return pid
+}
+
+func TestLocal_ExitStatus(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		argv   []string
+		status int
+		signal string
+		reason string
+	}{
+		{"zero", []string{"true"}, 0, "", ""},
+		{"nonzero", []string{"sh", "-c", "exit 3"}, 3, "", "exit status 3"},
+		{"signal", []string{"sh", "-c", "kill -USR1 $$"}, -1, "SIGUSR1", "killed by SIGUSR1"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := run(t, newSpec(t, tc.argv...))
+			if res.ExitStatus != tc.status || res.Signal != tc.signal || res.Reason != tc.reason || res.StartError {
+				t.Fatalf("got %+v, want status %d signal %q reason %q", res, tc.status, tc.signal, tc.reason)
+			}
+			if res.OK() != (tc.status == 0) {
+				t.Errorf("OK() = %v", res.OK())
+			}
+			if res.StartedAt.IsZero() || res.EndedAt.Before(res.StartedAt) {
+				t.Errorf("bad times %v .. %v", res.StartedAt, res.EndedAt)
+			}
+		})
+	}
+}
+
+func TestLocal_Walltime(t *testing.T) {
+	t.Run("term", func(t *testing.T) {
+		spec := newSpec(t, "sleep", "30")
+		spec.Walltime = time.Second
+		begin := time.Now()
+		res := run(t, spec)
+		if res.Reason != "walltime exceeded" || res.Signal != "SIGTERM" || res.ExitStatus != -1 {
+			t.Fatalf("got %+v", res)
+		}
+		if d := time.Since(begin); d < time.Second || d > 5*time.Second {
+			t.Errorf("took %v for a 1 s walltime", d)
+		}
+	})
+	t.Run("kill after grace", func(t *testing.T) {
+		// The job ignores SIGTERM (and sleep inherits that): only the
+		// SIGKILL after the grace period ends it.
+		spec := newSpec(t, "sh", "-c", `trap "" TERM; sleep 30`)
+		spec.Walltime = 300 * time.Millisecond
+		begin := time.Now()
+		res := run(t, spec)
+		if res.Reason != "walltime exceeded" || res.Signal != "SIGKILL" {
+			t.Fatalf("got %+v", res)
+		}
+		if d := time.Since(begin); d < 500*time.Millisecond || d > 5*time.Second {
+			t.Errorf("took %v for 300 ms walltime + 200 ms grace", d)
+		}
+	})
+}
+
+func TestLocal_CancelKillsProcessGroup(t *testing.T) {
+	for _, tc := range []struct{ name, script, signal string }{
+		{"term", `sleep 30 & echo $! > child; wait`, "SIGTERM"},
+		{"child ignores term", `trap "" TERM; sleep 30 & echo $! > child; wait`, "SIGKILL"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := newSpec(t, "sh", "-c", tc.script)
+			h, err := testLocal(t).Start(context.Background(), spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			child := readPid(t, filepath.Join(spec.Dir, "child"))
+			if err := h.Cancel(); err != nil {
+				t.Fatal(err)
+			}
+			res := wait(t, h)
+			if res.Reason != "cancelled" || res.Signal != tc.signal || res.StartError {
+				t.Fatalf("got %+v", res)
+			}
+			if !gone(child) {
+				t.Errorf("child %d of the cancelled job still runs", child)
+				syscall.Kill(child, syscall.SIGKILL)
+			}
+			if err := h.Cancel(); err != nil {
+				t.Errorf("Cancel after the end: %v", err)
+			}
+		})
+	}
+}
+
+func TestLocal_LeftoversKilledWhenLeaderExits(t *testing.T) {
+	spec := newSpec(t, "sh", "-c", `sleep 30 & echo $! > child`)
+	res := run(t, spec)
+	if !res.OK() {
+		t.Fatalf("got %+v", res)
+	}
+	child := readPid(t, filepath.Join(spec.Dir, "child"))
+	eventually(t, "background child killed", func() bool { return gone(child) })
+}
+
+func TestLocal_CancelRightAfterStart(t *testing.T) {
+	// Whether the SIGTERM reaches the shepherd before or after it starts
+	// the job, the outcome is a cancel, never a lost job.
+	for i := 0; i < 5; i++ {
+		spec := newSpec(t, "sleep", "30")
+		h, err := testLocal(t).Start(context.Background(), spec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.Cancel()
+		res := wait(t, h)
+		if res.Reason != "cancelled" || res.StartError {
+			t.Fatalf("got %+v", res)
+		}
+	}
+}
+
+func TestLocal_StartContextDoesNotCancel(t *testing.T) {
+	spec := newSpec(t, "sleep", "0.3")
+	ctx, cancel := context.WithCancel(context.Background())
+	h, err := testLocal(t).Start(ctx, spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cancel()
+	if res := wait(t, h); !res.OK() {
+		t.Fatalf("job ended by the Start context: %+v", res)
+	}
+}
+
+func TestLocal_CannotStart(t *testing.T) {
+	noexec := filepath.Join(t.TempDir(), "noexec")
+	if err := os.WriteFile(noexec, []byte("#!/bin/sh\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name   string
+		mutate func(*Spec)
+		reason string
+	}{
+		{"missing executable", func(s *Spec) { s.Argv = []string{"no-such-program-xyz"} },
+			`cannot start: exec: "no-such-program-xyz": executable file not found in $PATH`},
+		{"missing workdir", func(s *Spec) { s.Dir = "/nonexistent/dir" },
+			"cannot start: workdir: stat /nonexistent/dir: no such file or directory"},
+		{"not executable", func(s *Spec) { s.Argv = []string{noexec} }, "permission denied"},
+		{"empty argv", func(s *Spec) { s.Argv = nil }, "cannot start: empty argv"},
+		{"output dir missing", func(s *Spec) { s.Stdout = "/nonexistent/out" },
+			"cannot start: open /nonexistent/out: no such file or directory"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			spec := newSpec(t, "true")
+			tc.mutate(&spec)
+			res := run(t, spec)
+			if !res.StartError || res.ExitStatus != -1 || !strings.Contains(res.Reason, tc.reason) {
+				t.Fatalf("got %+v, want start_error with %q", res, tc.reason)
+			}
+			if !res.StartedAt.IsZero() {
+				t.Errorf("started_at set for a job that never started")
+			}
+		})
+	}
+}
+
+func TestLocal_Output(t *testing.T) {
+	spec := newSpec(t, "sh", "-c", "echo out; echo err >&2")
+	spec.Stdout, spec.Stderr = "o.txt", "e.txt" // relative to Dir
+	run(t, spec)
+	run(t, spec) // appends
+	if got := readFile(t, filepath.Join(spec.Dir, "o.txt")); got != "out\nout\n" {
+		t.Errorf("stdout %q", got)
+	}
+	if got := readFile(t, filepath.Join(spec.Dir, "e.txt")); got != "err\nerr\n" {
+		t.Errorf("stderr %q", got)
+	}
+	spec.Stderr = spec.Stdout
+	spec.Argv = []string{"sh", "-c", "echo a; echo b >&2; echo c"}
+	os.Remove(filepath.Join(spec.Dir, "o.txt"))
+	run(t, spec)
+	if got := readFile(t, filepath.Join(spec.Dir, "o.txt")); got != "a\nb\nc\n" {
+		t.Errorf("shared stdout/stderr %q", got)
+	}
+}
+
+func TestLocal_EnvAndHostfile(t *testing.T) {
+	bin := t.TempDir()
+	if err := os.WriteFile(filepath.Join(bin, "myprog"), []byte(`#!/bin/sh
+echo "$MSCHED_JID|$MSCHED_HOSTS|$MSCHED_NHOSTS|$FOO"
+cat "$MSCHED_HOSTFILE"
+echo "$MSCHED_HOSTFILE"
+`), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	spec := newSpec(t, "myprog") // found only through the job's own PATH
+	spec.Hosts = []string{"a/cpu0", "a/cpu1", "b"}
+	spec.Env = []string{"FOO=bar", "PATH=" + bin + ":/usr/bin:/bin", "MSCHED_JID=spoofed"}
+	if res := run(t, spec); !res.OK() {
+		t.Fatalf("got %+v", res)
+	}
+	hostfile := filepath.Join(spec.Dir, "j1.hosts")
+	want := "j1|a/cpu0,a/cpu1,b|3|bar\na/cpu0\na/cpu1\nb\n" + hostfile + "\n"
+	if got := readFile(t, spec.Stdout); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
+func TestLocal_Busy(t *testing.T) {
+	spec := newSpec(t, "sleep", "30")
+	h, err := testLocal(t).Start(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { h.Cancel(); wait(t, h) }()
+	if _, err := testLocal(t).Start(context.Background(), spec); !errors.Is(err, ErrBusy) {
+		t.Fatalf("second Start on a live pid file: %v, want ErrBusy", err)
+	}
+}
+
+func TestLocal_ShepherdInOwnSession(t *testing.T) {
+	spec := newSpec(t, "sleep", "30")
+	h, err := testLocal(t).Start(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { h.Cancel(); wait(t, h) }()
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(h.Pid()) + "/stat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if f[3] != strconv.Itoa(h.Pid()) { // field 6: session
+		t.Errorf("shepherd %d is in session %s, want its own", h.Pid(), f[3])
+	}
+}
+
+func TestAdopt_AfterHandleDropped(t *testing.T) {
+	spec := newSpec(t, "sh", "-c", "sleep 0.3; exit 4")
+	if _, err := testLocal(t).Start(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Adopt(spec.PidPath, spec.ResultPath)
+	if err != nil || a.State != Running {
+		t.Fatalf("Adopt: %v %v, want running", a.State, err)
+	}
+	res := wait(t, a.Handle)
+	if res.ExitStatus != 4 {
+		t.Fatalf("got %+v", res)
+	}
+	a, err = Adopt(spec.PidPath, spec.ResultPath)
+	if err != nil || a.State != Finished || a.Result.ExitStatus != 4 {
+		t.Fatalf("Adopt after the end: %+v %v", a, err)
+	}
+}
+
+// TestAdopt_AfterDaemonKilled kills -9 a process that started a shepherd, as
+// when the run daemon crashes, and checks the job survives and is adopted.
+func TestAdopt_AfterDaemonKilled(t *testing.T) {
+	spec := newSpec(t, "sh", "-c", "sleep 0.5; echo done")
+	spec, _ = spec.normalize()
+	data, _ := json.Marshal(spec)
+	exe, _ := os.Executable()
+	daemon := exec.Command(exe, daemonArg)
+	daemon.Stdin = strings.NewReader(string(data))
+	daemon.Stderr = os.Stderr
+	out, err := daemon.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := daemon.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(out).ReadString('\n')
+	if err != nil {
+		daemon.Process.Kill()
+		t.Fatalf("fake daemon: %v", err)
+	}
+	daemon.Process.Kill()
+	daemon.Wait()
+	a, err := Adopt(spec.PidPath, spec.ResultPath)
+	if err != nil || a.State != Running {
+		t.Fatalf("Adopt: %v %v, want running", a.State, err)
+	}
+	if got := strconv.Itoa(a.Handle.Pid()); got+"\n" != line {
+		t.Errorf("adopted shepherd pid %s, daemon started %s", got, line)
+	}
+	if res := wait(t, a.Handle); !res.OK() {
+		t.Fatalf("got %+v", res)
+	}
+	if got := readFile(t, spec.Stdout); got != "done\n" {
+		t.Errorf("stdout %q", got)
+	}
+}
+
+func TestAdopt_CancelAdopted(t *testing.T) {
+	spec := newSpec(t, "sleep", "30")
+	if _, err := testLocal(t).Start(context.Background(), spec); err != nil {
+		t.Fatal(err)
+	}
+	a, err := Adopt(spec.PidPath, spec.ResultPath)
+	if err != nil || a.State != Running {
+		t.Fatalf("Adopt: %v %v", a.State, err)
+	}
+	if err := a.Handle.Cancel(); err != nil {
+		t.Fatal(err)
+	}
+	if res := wait(t, a.Handle); res.Reason != "cancelled" || res.Signal != "SIGTERM" {
+		t.Fatalf("got %+v", res)
+	}
+}
+
+// TestAdopt_ShepherdKilled: the shepherd dies without a result. The job
+// (leader and child) must die with it, Wait reports ErrLost and Adopt Gone.
+func TestAdopt_ShepherdKilled(t *testing.T) {
+	spec := newSpec(t, "sh", "-c", `sleep 30 & echo $! > child; wait`)
+	h, err := testLocal(t).Start(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	child := readPid(t, filepath.Join(spec.Dir, "child"))
+	var rec PidFile
+	eventually(t, "pid file names the job", func() bool {
+		rec, err = ReadPidFile(spec.PidPath)
+		return err == nil && rec.Pgid != 0
+	})
+	syscall.Kill(h.Pid(), syscall.SIGKILL)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	defer cancel()
+	if _, err := h.Wait(ctx); !errors.Is(err, ErrLost) {
+		t.Fatalf("Wait: %v, want ErrLost", err)
+	}
+	a, err := Adopt(spec.PidPath, spec.ResultPath)
+	if err != nil || a.State != Gone {
+		t.Fatalf("Adopt: %v %v, want gone", a.State, err)
+	}
+	eventually(t, "job gone", func() bool { return gone(rec.Pgid) && gone(child) })
+}
+
+// TestAdopt_PidReuse: a pid file whose pids now belong to another process
+// (same pid, other start time) must not make that process look like our
+// shepherd or job, nor get it killed; with the true start time, it is ours
+// and is killed.
+func TestAdopt_PidReuse(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		skew  uint64
+		alive bool
+	}{{"reused pid", 1, true}, {"our job", 0, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			other := exec.Command("sleep", "30")
+			other.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+			if err := other.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() { other.Wait(); close(done) }()
+			defer func() { other.Process.Kill(); <-done }()
+			start, err := procStartTime(other.Process.Pid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := t.TempDir()
+			pidPath := filepath.Join(dir, "j.pid")
+			rec := PidFile{BootID: bootID(), Shepherd: other.Process.Pid, ShepherdStart: start + tc.skew,
+				Pgid: other.Process.Pid, JobStart: start + tc.skew}
+			data, _ := json.Marshal(rec)
+			os.WriteFile(pidPath, data, 0o644)
+			a, err := Adopt(pidPath, filepath.Join(dir, "j.result"))
+			if err != nil || a.State != Gone {
+				t.Fatalf("Adopt: %v %v, want gone", a.State, err)
+			}
+			select {
+			case <-done:
+				if tc.alive {
+					t.Fatal("an unrelated process with a reused pid was killed")
+				}
+			case <-time.After(300 * time.Millisecond):
+				if !tc.alive {
+					t.Fatal("the job's leftover process was not killed")
+				}
+			}
+		})
+	}
+}
+
+func TestAdopt_NothingThere(t *testing.T) {
+	dir := t.TempDir()
+	a, err := Adopt(filepath.Join(dir, "x.pid"), filepath.Join(dir, "x.result"))
+	if err != nil || a.State != Gone {
+		t.Fatalf("got %v %v", a.State, err)
+	}
+}
+
+func TestParseStartTime(t *testing.T) {
+	// The command name may hold spaces and parentheses.
+	line := "4644 (a (b) c) S 4640 4640 3876 0 -1 4194304 101 0 0 0 0 0 0 0 20 0 1 0 27645 3133440 415 18446744073709551615\n"
+	got, err := parseStartTime([]byte(line))
+	if err != nil || got != 27645 {
+		t.Fatalf("got %d %v, want 27645", got, err)
+	}
+	if g, err := parsePgrp([]byte(line)); err != nil || g != 4640 {
+		t.Fatalf("pgrp %d %v", g, err)
+	}
+	if _, err := parseStartTime([]byte("12 (x) S 1 2")); err == nil {
+		t.Fatal("short line accepted")
+	}
+}
+
+// BenchmarkLocal_True starts `true` through a shepherd and waits for its
+// Result: the whole per-job cost of the launcher, one job at a time.
+func BenchmarkLocal_True(b *testing.B) {
+	dir := b.TempDir()
+	l := testLocal(b)
+	i := 0
+	for b.Loop() {
+		i++
+		runTrue(b, l, dir, "b"+strconv.Itoa(i))
+	}
+}
+
+// BenchmarkLocal_TrueParallel runs several jobs at once, as the run daemon
+// does; jobs/s is the launcher's throughput on this machine.
+func BenchmarkLocal_TrueParallel(b *testing.B) {
+	dir := b.TempDir()
+	l := testLocal(b)
+	var n atomic.Int64
+	b.SetParallelism(4)
+	begin := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			runTrue(b, l, dir, "p"+strconv.FormatInt(n.Add(1), 10))
+		}
+	})
+	b.ReportMetric(float64(n.Load())/time.Since(begin).Seconds(), "jobs/s")
+}
+
+func runTrue(b *testing.B, l Local, dir, jid string) {
+	spec := Spec{JID: jid, Argv: []string{"true"}, Dir: dir, Hosts: []string{"h0"},
+		ResultPath: filepath.Join(dir, jid+".result"), PidPath: filepath.Join(dir, jid+".pid")}
+	h, err := l.Start(context.Background(), spec)
+	if err != nil {
+		b.Fatal(err)
+	}
+	res, err := h.Wait(context.Background())
+	if err != nil || !res.OK() {
+		b.Fatal(res, err)
+	}
+}

@@ -1,0 +1,222 @@
+package launch
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"unsafe"
+)
+
+// PidFile is the record a shepherd writes into its pid file. Start times are
+// in clock ticks since boot (field 22 of /proc/<pid>/stat); together with the
+// boot id they identify a process, where a pid alone may have been reused.
+type PidFile struct {
+	BootID        string `json:"boot_id"`
+	Shepherd      int    `json:"shepherd_pid"`
+	ShepherdStart uint64 `json:"shepherd_start"`
+	// Pgid is the job's process group (its leader's pid); 0 until the job
+	// has started.
+	Pgid     int    `json:"job_pgid,omitempty"`
+	JobStart uint64 `json:"job_start,omitempty"`
+}
+
+// ReadPidFile reads a pid file. A file that exists but is empty or not yet
+// whole (the shepherd is writing it) gives an error wrapping errIncomplete.
+func ReadPidFile(path string) (PidFile, error) {
+	var p PidFile
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return p, fmt.Errorf("launch: %w", err)
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return p, fmt.Errorf("launch: pid file %s: %w", path, errIncomplete)
+	}
+	if err := json.Unmarshal(data, &p); err != nil {
+		return p, fmt.Errorf("launch: pid file %s: %w (%v)", path, errIncomplete, err)
+	}
+	return p, nil
+}
+
+var errIncomplete = errors.New("incomplete")
+
+// procStartTime returns the start time of pid in clock ticks since boot.
+func procStartTime(pid int) (uint64, error) {
+	data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	return parseStartTime(data)
+}
+
+// parseStartTime extracts field 22 (starttime) of a /proc/<pid>/stat line.
+// The command name (field 2) is in parentheses and may itself contain spaces
+// and parentheses, so fields are counted from the last ')'.
+func parseStartTime(stat []byte) (uint64, error) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, errors.New("launch: malformed /proc stat")
+	}
+	// After ')' come fields 3 (state) onwards; starttime is field 22.
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 20 {
+		return 0, errors.New("launch: short /proc stat")
+	}
+	return strconv.ParseUint(f[19], 10, 64)
+}
+
+// parsePgrp extracts field 5 (pgrp) of a /proc/<pid>/stat line.
+func parsePgrp(stat []byte) (int, error) {
+	i := bytes.LastIndexByte(stat, ')')
+	if i < 0 {
+		return 0, errors.New("launch: malformed /proc stat")
+	}
+	f := strings.Fields(string(stat[i+1:]))
+	if len(f) < 3 {
+		return 0, errors.New("launch: short /proc stat")
+	}
+	return strconv.Atoi(f[2])
+}
+
+// bootID identifies the current boot, so that start times recorded before a
+// reboot are never compared with processes after it.
+func bootID() string {
+	b, err := os.ReadFile("/proc/sys/kernel/random/boot_id")
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(b))
+}
+
+// sameProcess reports whether pid is (still) the process that had start
+// time start in boot boot. A zombie counts: it is not reused until reaped.
+func sameProcess(pid int, start uint64, boot string) bool {
+	if pid <= 0 || start == 0 || boot != bootID() {
+		return false
+	}
+	t, err := procStartTime(pid)
+	return err == nil && t == start
+}
+
+// killOrphans sends SIGKILL to every process left in the job's process
+// group, repeating until none is left (a dying member may fork) or a bound of
+// rounds is reached. It is used when the shepherd is gone, the only time a
+// job's processes can be left without a supervisor.
+//
+// The group id is the leader's pid, so it must not be trusted blindly: if a
+// process with that pid exists and is not our leader (start time differs),
+// the id has been reused and nothing is signalled. If the leader is gone, the
+// kernel does not hand its pid out again while members of its group live, so
+// the members found are ours; members are found by scanning /proc and must
+// have started no earlier than the leader. (The remaining blind spot: our
+// group emptied, then a new process got the same pid, made its own group and
+// exited leaving children, all between two scans. It needs a full pid
+// wraparound in that window.)
+func killOrphans(p PidFile) error {
+	if p.Pgid <= 1 || p.JobStart == 0 || p.BootID != bootID() {
+		return nil
+	}
+	if t, err := procStartTime(p.Pgid); err == nil && t != p.JobStart {
+		return nil // the pid was reused: not our group
+	}
+	for round := 0; round < 50; round++ {
+		pids, err := groupMembers(p.Pgid, p.JobStart)
+		if err != nil {
+			return err
+		}
+		if len(pids) == 0 {
+			return nil
+		}
+		for _, pid := range pids {
+			syscall.Kill(pid, syscall.SIGKILL)
+		}
+		sleepBackoff(round)
+	}
+	return fmt.Errorf("launch: process group %d survives SIGKILL", p.Pgid)
+}
+
+// groupMembers lists the live (non-zombie) processes whose process group is
+// pgid and whose start time is at least minStart.
+func groupMembers(pgid int, minStart uint64) ([]int, error) {
+	d, err := os.Open("/proc")
+	if err != nil {
+		return nil, fmt.Errorf("launch: %w", err)
+	}
+	defer d.Close()
+	names, err := d.Readdirnames(-1)
+	if err != nil {
+		return nil, fmt.Errorf("launch: %w", err)
+	}
+	var pids []int
+	for _, n := range names {
+		pid, err := strconv.Atoi(n)
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + n + "/stat")
+		if err != nil {
+			continue // exited meanwhile
+		}
+		g, err := parsePgrp(stat)
+		if err != nil || g != pgid {
+			continue
+		}
+		if i := bytes.LastIndexByte(stat, ')'); i+2 < len(stat) && stat[i+2] == 'Z' {
+			continue // a zombie waits for its parent; killing it does nothing
+		}
+		if st, err := parseStartTime(stat); err == nil && st >= minStart {
+			pids = append(pids, pid)
+		}
+	}
+	return pids, nil
+}
+
+// waitExitNoReap blocks until pid has exited but leaves it a zombie, so its
+// pid (and so its process group id) cannot be reused while the shepherd
+// cleans up the group. os.Process.Wait reaps it afterwards.
+func waitExitNoReap(pid int) error {
+	const (
+		pPID    = 1         // P_PID
+		wExited = 4         // WEXITED
+		wNoWait = 0x1000000 // WNOWAIT
+	)
+	var info [128]byte // siginfo_t; contents unused
+	for {
+		_, _, e := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(pid),
+			uintptr(unsafe.Pointer(&info[0])), wExited|wNoWait, 0, 0)
+		if e == syscall.EINTR {
+			continue
+		}
+		if e != 0 {
+			return e
+		}
+		return nil
+	}
+}
+
+// signalNames maps the Linux signals a job is likely to die of to their
+// names; syscall.Signal.String gives descriptions ("killed"), not names.
+var signalNames = map[syscall.Signal]string{
+	syscall.SIGHUP: "SIGHUP", syscall.SIGINT: "SIGINT", syscall.SIGQUIT: "SIGQUIT",
+	syscall.SIGILL: "SIGILL", syscall.SIGTRAP: "SIGTRAP", syscall.SIGABRT: "SIGABRT",
+	syscall.SIGBUS: "SIGBUS", syscall.SIGFPE: "SIGFPE", syscall.SIGKILL: "SIGKILL",
+	syscall.SIGUSR1: "SIGUSR1", syscall.SIGSEGV: "SIGSEGV", syscall.SIGUSR2: "SIGUSR2",
+	syscall.SIGPIPE: "SIGPIPE", syscall.SIGALRM: "SIGALRM", syscall.SIGTERM: "SIGTERM",
+	syscall.SIGSTKFLT: "SIGSTKFLT", syscall.SIGCHLD: "SIGCHLD", syscall.SIGCONT: "SIGCONT",
+	syscall.SIGSTOP: "SIGSTOP", syscall.SIGTSTP: "SIGTSTP", syscall.SIGTTIN: "SIGTTIN",
+	syscall.SIGTTOU: "SIGTTOU", syscall.SIGURG: "SIGURG", syscall.SIGXCPU: "SIGXCPU",
+	syscall.SIGXFSZ: "SIGXFSZ", syscall.SIGVTALRM: "SIGVTALRM", syscall.SIGPROF: "SIGPROF",
+	syscall.SIGWINCH: "SIGWINCH", syscall.SIGIO: "SIGIO", syscall.SIGPWR: "SIGPWR",
+	syscall.SIGSYS: "SIGSYS",
+}
+
+func signalName(s syscall.Signal) string {
+	if n, ok := signalNames[s]; ok {
+		return n
+	}
+	return "SIG" + strconv.Itoa(int(s))
+}
