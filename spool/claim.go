@@ -127,13 +127,11 @@ func (s *Spool) RecoverClaims() ([]*Claim, error) {
 	var out []*Claim
 	for _, f := range names {
 		jid, _, _, _ := splitClaim(f)
-		if _, _, err := s.Find(jid); err == nil {
+		if s.inAState(jid) {
 			if err := os.Remove(filepath.Join(s.tmp, f)); err != nil && !os.IsNotExist(err) {
 				return nil, fmt.Errorf("spool: recover claims: %w", err)
 			}
 			continue
-		} else if !errors.Is(err, ErrNotFound) {
-			return nil, err
 		}
 		c, err := s.loadClaim(f)
 		if err != nil {
@@ -180,6 +178,16 @@ func (c *Claim) stamp(j *Job) {
 	j.JID, j.User, j.SubmittedAt = c.JID, c.User, c.ArrivedAt
 	j.History = []Event{{State: Submitted, At: c.ArrivedAt, Note: "as " + c.Name}}
 	j.state, j.file = Submitted, c.file
+}
+
+// inAState reports whether a file named jid is in any daemon-owned state.
+func (s *Spool) inAState(jid string) bool {
+	for _, st := range States[1:] {
+		if _, err := os.Lstat(filepath.Join(s.Dir(st), jid)); err == nil {
+			return true
+		}
+	}
+	return false
 }
 
 func (s *Spool) claimFiles() ([]string, error) {

@@ -156,9 +156,14 @@ func typeProblem(doc *yaml.Node, s string) Problem {
 	if m := typeRE.FindStringSubmatch(s); m != nil {
 		line, _ := strconv.Atoi(m[1])
 		tag, val, into := m[2], m[3], m[4]
-		field, _ := pathAt(doc, line, func(n *yaml.Node) bool {
-			return n.ShortTag() == tag && (val == "" || n.Value == val)
+		// yaml.v3 shortens long values to their first few bytes and " ...".
+		prefix, short := strings.CutSuffix(val, " ...")
+		field, node := pathAt(doc, line, func(n *yaml.Node) bool {
+			return n.ShortTag() == tag && (val == "" || n.Value == val || short && strings.HasPrefix(n.Value, prefix))
 		})
+		if node != nil && node.Kind == yaml.ScalarNode {
+			val = node.Value
+		}
 		want, ok := goTypeDesc[strings.TrimPrefix(into, "*")]
 		switch {
 		case ok:
@@ -194,9 +199,9 @@ func typeProblem(doc *yaml.Node, s string) Problem {
 // pathAt finds the field path of a node on the given line: with key set,
 // the mapping key of that name; otherwise the deepest value node accepted by
 // ok (children are tried before their parent, so "command[0]" beats "command").
-func pathAt(root *yaml.Node, line int, ok func(*yaml.Node) bool, key ...string) (string, bool) {
-	var walk func(n *yaml.Node, path string) (string, bool)
-	walk = func(n *yaml.Node, path string) (string, bool) {
+func pathAt(root *yaml.Node, line int, ok func(*yaml.Node) bool, key ...string) (string, *yaml.Node) {
+	var walk func(n *yaml.Node, path string) (string, *yaml.Node)
+	walk = func(n *yaml.Node, path string) (string, *yaml.Node) {
 		switch n.Kind {
 		case yaml.MappingNode:
 			for i := 0; i+1 < len(n.Content); i += 2 {
@@ -206,23 +211,23 @@ func pathAt(root *yaml.Node, line int, ok func(*yaml.Node) bool, key ...string) 
 					p = path + "." + k.Value
 				}
 				if len(key) > 0 && k.Line == line && k.Value == key[0] {
-					return p, true
+					return p, k
 				}
-				if r, found := walk(v, p); found {
-					return r, true
+				if r, found := walk(v, p); found != nil {
+					return r, found
 				}
 			}
 		case yaml.SequenceNode:
 			for i, v := range n.Content {
-				if r, found := walk(v, fmt.Sprintf("%s[%d]", path, i)); found {
-					return r, true
+				if r, found := walk(v, fmt.Sprintf("%s[%d]", path, i)); found != nil {
+					return r, found
 				}
 			}
 		}
 		if len(key) == 0 && n.Line == line && ok(n) {
-			return path, true
+			return path, n
 		}
-		return "", false
+		return "", nil
 	}
 	return walk(root, "")
 }
@@ -236,11 +241,16 @@ func parentPath(p string) string {
 
 // lookup returns the key node of a field path in the document, or nil.
 func lookup(doc *yaml.Node, path ...string) *yaml.Node {
+	k, _ := lookupKV(doc, path...)
+	return k
+}
+
+// lookupKV returns the key and value nodes of a field path, or nils.
+func lookupKV(doc *yaml.Node, path ...string) (key, value *yaml.Node) {
 	n := doc
-	var key *yaml.Node
 	for _, name := range path {
 		if n == nil || n.Kind != yaml.MappingNode {
-			return nil
+			return nil, nil
 		}
 		var next *yaml.Node
 		for i := 0; i+1 < len(n.Content); i += 2 {
@@ -249,11 +259,11 @@ func lookup(doc *yaml.Node, path ...string) *yaml.Node {
 			}
 		}
 		if next == nil {
-			return nil
+			return nil, nil
 		}
 		n = next
 	}
-	return key
+	return key, n
 }
 
 // lineOf is the line of a field's key, or of the nearest present parent, or 0.

@@ -71,6 +71,11 @@ func validateRequest(j *Job, doc *yaml.Node) []Problem {
 				key string
 				v   int
 			}{{"count", h.Count}, {"min", h.Min}, {"max", h.Max}} {
+				// yaml.v3 truncates 2.5 into an int without a word.
+				if _, n := lookupKV(doc, "hosts", f.key); n != nil && n.ShortTag() != "!!int" {
+					bad(lineOf(doc, "hosts", f.key), "hosts."+f.key, "want an integer, got a number %q", n.Value)
+					continue
+				}
 				if has(f.key) && f.v < 1 {
 					bad(lineOf(doc, "hosts", f.key), "hosts."+f.key, "must be ≥ 1, got %d", f.v)
 				}
