@@ -24,6 +24,7 @@ type listState struct {
 	p    *Problem
 	free []float64
 	c    *Chromosome
+	span float64 // makespan so far, base included, as Decode counts it
 }
 
 func newListState(p *Problem) *listState {
@@ -34,8 +35,18 @@ func newListState(p *Problem) *listState {
 	}
 	for h := range s.free {
 		s.free[h] = p.base(h)
+		s.span = math.Max(s.span, s.free[h])
 	}
 	return s
+}
+
+// chromosome unwraps a heuristic's result for the exported functions; the
+// state itself (with its makespan) is what the tests compare with Decode.
+func chromosome(s *listState, err error) (*Chromosome, error) {
+	if err != nil {
+		return nil, err
+	}
+	return s.c, nil
 }
 
 // finish is when task j would end on hosts b.
@@ -53,6 +64,7 @@ func (s *listState) place(j int, b Bits) {
 	for _, h := range b.Hosts(nil) {
 		s.free[h] = end
 	}
+	s.span = math.Max(s.span, end)
 	s.c.Order = append(s.c.Order, j)
 	s.c.Map[j] = b
 }
@@ -149,7 +161,9 @@ func hostSet(m int, hosts []int) Bits {
 // on its fastest hosts, so that on heterogeneous hosts FIFO does not pick a
 // count whose speedup it then fails to get. FIFO is the paper's Table 1
 // baseline: it never looks ahead, so a long task can hold back the queue.
-func FIFO(p *Problem) (*Chromosome, error) {
+func FIFO(p *Problem) (*Chromosome, error) { return chromosome(fifo(p)) }
+
+func fifo(p *Problem) (*listState, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -171,7 +185,7 @@ func FIFO(p *Problem) (*Chromosome, error) {
 		k, _ := bestPrefix(p, t, hosts, p.MaxHosts(t))
 		s.place(j, hostSet(p.Hosts, hosts[:k]))
 	}
-	return s.c, nil
+	return s, nil
 }
 
 // Greedy places the longest task first and gives each task the host count
@@ -190,7 +204,9 @@ func FIFO(p *Problem) (*Chromosome, error) {
 // this costs O(m log m + m) run-time look-ups per task and O(n·m²) in all.
 // The two speed-based rankings need one-host run times and are skipped for
 // tasks with Min > 1.
-func Greedy(p *Problem) (*Chromosome, error) {
+func Greedy(p *Problem) (*Chromosome, error) { return chromosome(greedy(p)) }
+
+func greedy(p *Problem) (*listState, error) {
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -245,7 +261,7 @@ func Greedy(p *Problem) (*Chromosome, error) {
 		}
 		s.place(j, hostSet(m, best))
 	}
-	return s.c, nil
+	return s, nil
 }
 
 // oneHostETC returns the ETC view of a problem of one-host tasks:
@@ -301,7 +317,7 @@ func minCompletion(etc, ready []float64) (int, float64, float64) {
 // machine's ready time. Only the tasks whose best machine was the one just
 // loaded need a new minimum, since ready times only grow and a task's other
 // completion times are unchanged.
-func minMax(p *Problem, name string, pickMax bool) (*Chromosome, error) {
+func minMax(p *Problem, name string, pickMax bool) (*listState, error) {
 	etc, err := oneHostETC(p, name)
 	if err != nil {
 		return nil, err
@@ -332,19 +348,19 @@ func minMax(p *Problem, name string, pickMax bool) (*Chromosome, error) {
 			}
 		}
 	}
-	return s.c, nil
+	return s, nil
 }
 
 // MinMin is the Min-min heuristic of Braun et al. 2001 for one-host tasks
 // on heterogeneous hosts (completion time = host ready time + ETC). It
 // returns an error if any task is not one-host. Host ready times start at
 // the problem's base.
-func MinMin(p *Problem) (*Chromosome, error) { return minMax(p, "min-min", false) }
+func MinMin(p *Problem) (*Chromosome, error) { return chromosome(minMax(p, "min-min", false)) }
 
 // MaxMin is the Max-min heuristic of Braun et al. 2001: like MinMin, but the
 // task whose minimum completion time is largest goes first, so long tasks
 // are not left to the end.
-func MaxMin(p *Problem) (*Chromosome, error) { return minMax(p, "max-min", true) }
+func MaxMin(p *Problem) (*Chromosome, error) { return chromosome(minMax(p, "max-min", true)) }
 
 // Sufferage is the batch-mode Sufferage heuristic (Maheswaran et al. 1999,
 // used beside Braun's heuristics) for one-host tasks. In each pass over the
@@ -355,7 +371,9 @@ func MaxMin(p *Problem) (*Chromosome, error) { return minMax(p, "max-min", true)
 // claimant of strictly smaller sufferage (who stays unassigned). At the end
 // of the pass the claims are assigned, in host order, and ready times
 // updated. A task allowed on a single host suffers +Inf.
-func Sufferage(p *Problem) (*Chromosome, error) {
+func Sufferage(p *Problem) (*Chromosome, error) { return chromosome(sufferage(p)) }
+
+func sufferage(p *Problem) (*listState, error) {
 	etc, err := oneHostETC(p, "sufferage")
 	if err != nil {
 		return nil, err
@@ -390,5 +408,5 @@ func Sufferage(p *Problem) (*Chromosome, error) {
 			}
 		}
 	}
-	return s.c, nil
+	return s, nil
 }

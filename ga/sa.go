@@ -95,7 +95,7 @@ type SA struct {
 	cur, best         *Chromosome
 	curCost, bestCost float64
 	evals             int
-	temp, cooling     float64
+	t0, temp, cooling float64
 	steps, step       int
 	planned           bool
 	s                 Schedule
@@ -268,6 +268,7 @@ func (a *SA) plan(maxEvals int) {
 			a.temp = 1
 		}
 	}
+	a.t0 = a.temp
 	left := max(1, maxEvals-a.evals)
 	a.steps = a.cfg.Steps
 	if a.steps == 0 {
