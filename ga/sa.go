@@ -60,9 +60,9 @@ const (
 )
 
 // SA is simulated annealing on the paper's two-part string, after the
-// travelling-salesman routine anneal of Numerical Recipes (ch. 10, "path
-// transport or reversal … according to an annealing schedule derived from the
-// Metropolis algorithm, separately for the ordering and mapping parts").
+// travelling-salesman routine anneal of Numerical Recipes in C (§10.9), as the
+// MS paper describes it (§2.3): path transport or reversal, accepted by the
+// Metropolis rule, separately for the ordering and mapping parts.
 //
 // Moves. On the ordering part, as in anneal: path reversal (a segment of the
 // order is reversed) or path transport (a segment is cut out and inserted
@@ -75,7 +75,7 @@ const (
 // repaired); otherwise one task's row changes by one host, either moving a
 // host (same count) or flipping one host bit within [Min, MaxHosts]. For
 // one-host tasks that last move is "move the task to another machine", the
-// standard neighbourhood of Braun et al.'s SA.
+// move Braun et al.'s SA makes.
 //
 // Acceptance is Metropolis: a move that raises the cost by Δ > 0 is kept with
 // probability exp(-Δ/T). Cooling is geometric, T ← Cooling·T after every
