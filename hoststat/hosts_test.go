@@ -1,0 +1,123 @@
+package hoststat
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"runtime"
+	"strings"
+	"testing"
+)
+
+func TestParseCPUModels(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want []Host
+	}{
+		{"testdata/cpuinfo-x86", []Host{
+			{Name: "m/cpu0", Arch: "Intel(R) Xeon(R) Processor", Cluster: "m", Address: "local"},
+			{Name: "m/cpu1", Arch: "Intel(R) Core(TM) i7-8650U CPU @ 1.90GHz", Cluster: "m", Address: "local"},
+			{Name: "m/cpu2", Arch: "Intel(R) Xeon(R) Processor", Cluster: "m", Address: "local"},
+		}},
+		{"testdata/cpuinfo-arm64", []Host{
+			{Name: "m/cpu0", Arch: runtime.GOARCH, Cluster: "m", Address: "local"},
+			{Name: "m/cpu1", Arch: runtime.GOARCH, Cluster: "m", Address: "local"},
+			{Name: "m/cpu2", Arch: runtime.GOARCH, Cluster: "m", Address: "local"},
+		}},
+	} {
+		f, err := os.Open(tc.file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		models, err := ParseCPUModels(f)
+		f.Close()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cpuHosts("m", models, 3); !reflect.DeepEqual(got, tc.want) {
+			t.Errorf("%s: got %+v", tc.file, got)
+		}
+	}
+}
+
+func TestLocalHosts(t *testing.T) {
+	hosts, err := LocalHosts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(hosts) != runtime.NumCPU() || !hosts[0].IsLocal() || !strings.HasSuffix(hosts[0].Name, "/cpu0") || hosts[0].Arch == "" {
+		t.Fatalf("got %+v", hosts)
+	}
+	// Local hosts must be writable as a hosts file and read back.
+	path := filepath.Join(t.TempDir(), "hosts.yaml")
+	if err := WriteHosts(path, hosts); err != nil {
+		t.Fatal(err)
+	}
+	if back, err := LoadHosts(path); err != nil || !reflect.DeepEqual(back, hosts) {
+		t.Fatalf("round trip: %v %+v", err, back)
+	}
+}
+
+func TestLoadHosts(t *testing.T) {
+	hosts, err := LoadHosts("testdata/hosts.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Host{
+		{Name: "sun1", Arch: "SunUltra1", Cluster: "lab", Address: "sun1.example.org"},
+		{Name: "sun2", Arch: "SunUltra1", Cluster: "lab", Address: "sun2.example.org"},
+		{Name: "here/cpu0", Arch: "Intel(R) Xeon(R) Processor", Address: "local"},
+	}
+	if !reflect.DeepEqual(hosts, want) {
+		t.Fatalf("got %+v", hosts)
+	}
+	if hosts[0].IsLocal() || !hosts[2].IsLocal() {
+		t.Error("IsLocal wrong")
+	}
+	path := filepath.Join(t.TempDir(), "h.yaml")
+	if err := WriteHosts(path, hosts); err != nil {
+		t.Fatal(err)
+	}
+	if back, err := LoadHosts(path); err != nil || !reflect.DeepEqual(back, hosts) {
+		t.Fatalf("round trip: %v %+v", err, back)
+	}
+}
+
+func TestParseHosts_Errors(t *testing.T) {
+	for _, tc := range []struct{ name, yaml, want string }{
+		{"empty", "", "h.yaml: no hosts"},
+		{"comment only", "# nothing\n", "h.yaml: no hosts"},
+		{"empty list", "[]\n", "h.yaml: no hosts"},
+		{"not a list", "name: a\narch: x\n", "h.yaml:1: want a list of hosts"},
+		{"item not a mapping", "- a\n", "h.yaml:1: host 1: want a mapping"},
+		{"unknown field", "- name: a\n  arch: x\n  cpus: 4\n", `h.yaml:3: host 1: unknown field "cpus"`},
+		{"missing arch", "- name: a\n  arch: x\n- name: b\n", `h.yaml:3: host 2: field "arch": required`},
+		{"missing name", "- arch: x\n", `h.yaml:1: host 1: field "name": required`},
+		{"duplicate name", "- {name: a, arch: x}\n- {name: a, arch: y}\n", `h.yaml:2: host 2: field "name": "a" already used on line 1`},
+		{"field twice", "- name: a\n  arch: x\n  name: b\n", `h.yaml:3: host 1: field "name" given twice`},
+		{"not a string", "- name: a\n  arch: [x]\n", `h.yaml:2: host 1: field "arch": want a string`},
+		{"null", "- name: a\n  arch: ~\n", `h.yaml:2: host 1: field "arch": want a string`},
+		{"comma in name", "- {name: 'a,b', arch: x}\n", `h.yaml:1: host 1: field "name": "a,b" holds white space or a comma`},
+		{"two documents", "- {name: a, arch: x}\n---\n- {name: b, arch: x}\n", "more than one YAML document"},
+		{"syntax", "- name: [a\n", "h.yaml: yaml:"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseHosts([]byte(tc.yaml), "h.yaml")
+			if err == nil || !strings.Contains(err.Error(), tc.want) || !strings.HasPrefix(err.Error(), "hoststat: ") {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestWriteHosts_Invalid(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "h.yaml")
+	for _, hosts := range [][]Host{nil, {{Name: "a"}}, {{Name: "a", Arch: "x"}, {Name: "a", Arch: "x"}}} {
+		if err := WriteHosts(path, hosts); err == nil {
+			t.Errorf("wrote invalid %+v", hosts)
+		}
+	}
+	if _, err := os.Stat(path); !os.IsNotExist(err) {
+		t.Error("an invalid hosts file was written")
+	}
+}
