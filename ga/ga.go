@@ -11,9 +11,9 @@ import (
 )
 
 // Defaults of Config. The population is the paper's. The paper gives no
-// rates; these were among the best of a small, noisy grid (crossover 0.6..1, mutation
-// 0.02..1) at 6000 evaluations on 20-task, 16-host Eq. 2 instances under
-// both MS and XMS. Heavier mutation hurt XMS most: it breaks up the
+// rates; these were among the best of a small, noisy grid (crossover
+// 0.6..1, mutation 0.02..1) at 6000 evaluations on 20-task, 16-host Eq. 2
+// instances under both MS and XMS. Heavier mutation hurt XMS most: it breaks up the
 // packing at the bottom of the schedule that XMS rewards.
 const (
 	DefaultPopulation    = 60
