@@ -100,13 +100,15 @@
 //	M1  write the new content (history ends in {to}) to tmp/x; fsync x
 //	M2  rename tmp/x → from/J; fsync from/
 //	M3  rename from/J → to/J
-//	M4  fsync to/; fsync from/
+//	M4  fsync to/ (from/ is not fsynced again: on a journalling file system
+//	    the removal from from/ commits with the arrival in to/; elsewhere a
+//	    crash may keep both names, which the line "after M3" below covers)
 //
 // A crash leaves:
 //
 //	before M2   from/J, old content; maybe a stale tmp/x (CleanTmp)
 //	after M2    from/J, new content: a move "in flight" that Recover(from) completes
-//	after M3    to/J (on ext4, xfs, btrfs a rename is atomic across a crash)
+//	after M3    to/J (on ext4, xfs, btrfs a rename is atomic across a crash);
 //	            on a file system that is not: maybe from/J and to/J, same content;
 //	            Recover(from) finds the copy in to/ (or further on) with at least as
 //	            long a history and removes from/J
@@ -126,10 +128,11 @@
 //
 //   - A job is never lost: at every instant its file exists under a name that
 //     its owner's recovery examines (a state directory, or a claim in tmp/).
-//   - A job file is in exactly one state directory, except after a crash
-//     between M3 and M4 on a file system whose rename is not atomic across a
-//     crash; then it is in two, the stale copy in the mover's directory, and
-//     the mover's Recover removes it. Readers in the meantime (Find) prefer
+//   - A job file is in exactly one state directory (or, while init judges
+//     it, in no state but claimed in tmp/, which Find reports as submitted),
+//     except after a crash after M3 on a file system whose rename is not
+//     atomic across a crash; then it is in two, the stale copy in the
+//     mover's directory, and the mover's Recover removes it. Readers in the meantime (Find) prefer
 //     the copy with the longer history. Recover's check for the newer copy
 //     and another daemon moving that copy on are not atomic with each other,
 //     so on such file systems run recovery before the other daemons start.

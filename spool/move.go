@@ -22,7 +22,7 @@ import (
 //     which now records the step it is about to take;
 //  3. rename from/<JID> to to/<JID>: the one instant at which the job
 //     changes state; it is never in two directories and never in none;
-//  4. fsync to/, then from/.
+//  4. fsync to/.
 //
 // From submitted the source is the claim in tmp/ (see Claim): the new content
 // is written to tmp/, fsynced, renamed into to/, to/ fsynced, and only then is
@@ -88,10 +88,10 @@ func (s *Spool) Move(j *Job, from, to State, note string) error {
 		return fmt.Errorf("spool: move %s %s → %s: %w", j.JID, from, to, err)
 	}
 	j.state, j.file = to, j.JID
-	if err := syncDir(s.Dir(to)); err != nil {
-		return err
-	}
-	return syncDir(s.Dir(from))
+	// from/ is not fsynced again: on a journalling file system the removal
+	// of from/J is in the same commit as its arrival in to/; elsewhere a
+	// crash may keep both names, which Recover(from) resolves.
+	return syncDir(s.Dir(to))
 }
 
 // Update rewrites j in place in its current state, atomically: the owner

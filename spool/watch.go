@@ -11,13 +11,16 @@ import (
 // Watch wakes a daemon when its directories may have changed. The channel
 // receives:
 //
-//   - once at the start, so the daemon scans before any event;
+//   - once at the start, as soon as the watches are in place, so the
+//     daemon scans before any event and no file slips between the two;
 //   - after fsnotify events in the given states' directories or in control/
 //     (always watched: any daemon may be the addressee of a request),
 //     dot-files (staging) excepted;
 //   - every rescan interval, so a lost event delays work by at most that;
 //   - at once after an event overflow (fsnotify.ErrEventOverflow) or any
-//     watcher error, after which the watcher is recreated.
+//     watcher error, when the watcher has been recreated. If it cannot be
+//     (inotify limits), the rescan tick goes on and creation is retried
+//     every second.
 //
 // A wake-up means "scan your directories", never "this file changed": the
 // channel has a buffer of one and wake-ups coalesce, so a burst of a
@@ -52,11 +55,16 @@ func watch(ctx context.Context, dirs []string, rescan time.Duration, ch chan str
 	}
 	tick := time.NewTicker(rescan)
 	defer tick.Stop()
-	wake()
+	failing := false
 	for ctx.Err() == nil {
 		w, err := start(dirs)
 		if err != nil {
-			// No events until the watcher works again; the ticker still scans.
+			// No events until the watcher works again; the ticker still
+			// scans. Wake once so the first scan is not delayed.
+			if !failing {
+				wake()
+			}
+			failing = true
 			select {
 			case <-ctx.Done():
 			case <-tick.C:
@@ -65,9 +73,12 @@ func watch(ctx context.Context, dirs []string, rescan time.Duration, ch chan str
 			}
 			continue
 		}
+		failing = false
+		// The watcher is in place before the wake-up, so a file that
+		// arrives during the scan it triggers still gives an event.
+		wake()
 		run(ctx, w, tick.C, wake)
 		w.Close()
-		wake() // recreated (or stopping): anything may have been missed
 	}
 }
 

@@ -1,0 +1,111 @@
+package spool
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+)
+
+func TestWriteAtomic_LeavesNoJunk(t *testing.T) {
+	dir := t.TempDir()
+	for i, data := range [][]byte{[]byte("first\n"), []byte("second, longer\n"), nil} {
+		if err := WriteAtomic(dir, "f", data); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(filepath.Join(dir, "f"))
+		if err != nil || !bytes.Equal(got, data) {
+			t.Errorf("write %d: read %q, %v", i, got, err)
+		}
+		fi, _ := os.Stat(filepath.Join(dir, "f"))
+		if fi.Mode().Perm() != FilePerm {
+			t.Errorf("mode %v", fi.Mode())
+		}
+	}
+	es, _ := os.ReadDir(dir)
+	if len(es) != 1 {
+		t.Errorf("directory holds %d entries, want only f", len(es))
+	}
+	for _, bad := range []string{"", ".hidden", "a/b", ".."} {
+		if err := WriteAtomic(dir, bad, nil); err == nil {
+			t.Errorf("name %q accepted", bad)
+		}
+	}
+	if err := WriteAtomic(filepath.Join(dir, "missing"), "f", nil); err == nil {
+		t.Error("write into a missing directory succeeded")
+	}
+}
+
+func TestPendingFile_CleanupIsNoopAfterCommit(t *testing.T) {
+	dir := t.TempDir()
+	p, err := NewPendingFile("", dir, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.WriteString("data")
+	if err := p.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Cleanup(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(filepath.Join(dir, "x")); err != nil || string(b) != "data" {
+		t.Errorf("after commit+cleanup: %q %v", b, err)
+	}
+	// Abandoned: cleanup removes the temporary and the target stays as it was.
+	p, _ = NewPendingFile("", dir, "x")
+	p.WriteString("half")
+	if err := p.Cleanup(); err != nil {
+		t.Fatal(err)
+	}
+	es, _ := os.ReadDir(dir)
+	if len(es) != 1 {
+		t.Errorf("after abandoned write: %d entries", len(es))
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "x")); string(b) != "data" {
+		t.Errorf("abandoned write changed the file: %q", b)
+	}
+	if err := p.Commit(); err == nil {
+		t.Error("commit after cleanup succeeded")
+	}
+}
+
+// A reader racing with writers sees one whole version or another, never a
+// mix or a truncation.
+func TestWriteAtomic_ReaderNeverSeesPartialFile(t *testing.T) {
+	dir := t.TempDir()
+	a := bytes.Repeat([]byte("a"), 256<<10)
+	b := bytes.Repeat([]byte("b"), 300<<10)
+	if err := WriteAtomic(dir, "f", a); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ctx.Err() == nil; i++ {
+			data := a
+			if i%2 == 1 {
+				data = b
+			}
+			if err := WriteAtomic(dir, "f", data); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	for i := 0; i < 300; i++ {
+		got, err := os.ReadFile(filepath.Join(dir, "f"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, a) && !bytes.Equal(got, b) {
+			t.Fatalf("read %d bytes that are neither version", len(got))
+		}
+	}
+	cancel()
+	wg.Wait()
+}
