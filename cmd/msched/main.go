@@ -1,4 +1,22 @@
-// Command msched is the one binary of the msched meta-scheduler.
+// Command msched is the one binary of the msched meta-scheduler: the
+// daemons, the user commands, the simulator and the benchmarks. It only
+// wires packages together; the logic lives in them.
 package main
 
-func main() {}
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := newRoot().ExecuteContext(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "msched:", err)
+		stop()
+		os.Exit(1)
+	}
+}

@@ -1,0 +1,73 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+)
+
+// newRoot builds the command tree. Configuration comes, in rising order of
+// precedence, from defaults, msched.yaml (in the spool directory, or
+// --config), MSCHED_* environment variables and flags.
+func newRoot() *cobra.Command {
+	v := viper.New()
+	root := &cobra.Command{
+		Use:   "msched",
+		Short: "msched: a meta-scheduler for sequential and parallel jobs on heterogeneous hosts",
+		Long: `msched schedules jobs on a heterogeneous set of hosts after the Warwick MS system:
+users drop job files into spool/submitted; five daemons (init, sched, run, reaper,
+stats) move each job through spool directories; a genetic algorithm chooses the
+order of jobs and the hosts of each, from run times predicted by performance
+models through a cached evaluator.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
+			return loadConfig(v, cmd)
+		},
+	}
+	root.PersistentFlags().String("config", "", "config file (default: msched.yaml in the spool directory, if present)")
+	root.PersistentFlags().String("spool", "./spool", "spool directory")
+	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error")
+	_ = v.BindPFlag("spool", root.PersistentFlags().Lookup("spool"))
+	_ = v.BindPFlag("log_level", root.PersistentFlags().Lookup("log-level"))
+	setDefaults(v)
+
+	root.AddCommand(newBenchCmd(v))
+	return root
+}
+
+// loadConfig reads the config file and environment into v and sets up
+// logging.
+func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
+	v.SetEnvPrefix("MSCHED")
+	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_", "-", "_"))
+	v.AutomaticEnv()
+	file, _ := cmd.Flags().GetString("config")
+	if file == "" {
+		if p := filepath.Join(v.GetString("spool"), "msched.yaml"); fileExists(p) {
+			file = p
+		}
+	}
+	if file != "" {
+		v.SetConfigFile(file)
+		if err := v.ReadInConfig(); err != nil {
+			return fmt.Errorf("config %s: %w", file, err)
+		}
+	}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(v.GetString("log_level"))); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})))
+	return nil
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
