@@ -79,6 +79,9 @@ func (s *Spool) Submit(name string, data []byte) (string, error) {
 // ErrNotFound if the file is gone. A JID is burned if the claim fails after
 // allocation; JIDs are unique, not dense.
 func (s *Spool) Claim(name string) (*Claim, error) {
+	if err := s.mayWrite("claim", Submitted); err != nil {
+		return nil, err
+	}
 	if name == "" || name != filepath.Base(name) || name[0] == '.' {
 		return nil, fmt.Errorf("spool: claim: bad name %q", name)
 	}
@@ -120,6 +123,9 @@ func (s *Spool) Claim(name string) (*Claim, error) {
 // it is removed. The others are returned, to be judged again under the JIDs
 // they already have.
 func (s *Spool) RecoverClaims() ([]*Claim, error) {
+	if err := s.mayWrite("recover claims", Submitted); err != nil {
+		return nil, err
+	}
 	names, err := s.claimFiles()
 	if err != nil {
 		return nil, err

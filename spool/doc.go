@@ -11,8 +11,8 @@
 // moves out of (Move) or removes (Remove) files in it; others read, and add
 // where the table below says so — by being the owner of the source of a
 // legal move. The web page and `msched status` only read (List, Read, Find).
-// The types do not enforce this; the table does, and each daemon calls Move
-// only with from in its own states.
+// A daemon works through its view, Spool.As(daemon): Move, Update, Remove,
+// Recover, Claim and RecoverClaims then refuse states it does not own.
 //
 //	state       owner   added by          what the job file gains there
 //	submitted   init    anyone            the user's request (name, command, hosts, …)

@@ -125,18 +125,18 @@ type Duration time.Duration
 // UnmarshalYAML accepts a duration string or a number of seconds.
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return &fieldError{line: n.Line, msg: "want a duration like 2h or 90s, or seconds"}
+		return valueError(n, "want a duration like 2h or 90s, or seconds")
 	}
 	if s, err := strconv.ParseFloat(n.Value, 64); err == nil {
 		if math.IsNaN(s) || math.IsInf(s, 0) || s > float64(math.MaxInt64)/1e9 {
-			return &fieldError{line: n.Line, value: n.Value, msg: fmt.Sprintf("%q seconds is out of range", n.Value)}
+			return valueError(n, fmt.Sprintf("%q seconds is out of range", n.Value))
 		}
 		*d = Duration(s * float64(time.Second))
 		return nil
 	}
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
-		return &fieldError{line: n.Line, value: n.Value, msg: fmt.Sprintf("%q is not a duration like 2h or 90s, or seconds", n.Value)}
+		return valueError(n, fmt.Sprintf("%q is not a duration like 2h or 90s, or seconds", n.Value))
 	}
 	*d = Duration(v)
 	return nil

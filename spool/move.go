@@ -35,6 +35,9 @@ func (s *Spool) Move(j *Job, from, to State, note string) error {
 	if err := Legal(from, to); err != nil {
 		return fmt.Errorf("%w (job %s)", err, j.JID)
 	}
+	if err := s.mayWrite("move "+j.JID, from); err != nil {
+		return err
+	}
 	if j.state != from {
 		return fmt.Errorf("spool: move %s %s → %s: the job was read from %q", j.JID, from, to, j.state)
 	}
@@ -101,6 +104,9 @@ func (s *Spool) Update(j *Job) error {
 	if j.state == "" || j.state == Submitted {
 		return fmt.Errorf("spool: update %s: not in a daemon-owned state (%q)", j.JID, j.state)
 	}
+	if err := s.mayWrite("update "+j.JID, j.state); err != nil {
+		return err
+	}
 	p := filepath.Join(s.Dir(j.state), j.file)
 	if _, err := os.Lstat(p); os.IsNotExist(err) {
 		return fmt.Errorf("spool: update %s: not in %s: %w", j.JID, j.state, ErrNotFound)
@@ -120,6 +126,9 @@ func (s *Spool) Update(j *Job) error {
 func (s *Spool) Remove(j *Job) error {
 	if !removable(j.state) {
 		return fmt.Errorf("spool: remove %s: only exited and rejected jobs are removed, not %q ones", j.JID, j.state)
+	}
+	if err := s.mayWrite("remove "+j.JID, j.state); err != nil {
+		return err
 	}
 	if err := os.Remove(filepath.Join(s.Dir(j.state), j.file)); err != nil {
 		if os.IsNotExist(err) {
@@ -155,6 +164,9 @@ type Recovered struct {
 func (s *Spool) Recover(st State) ([]Recovered, error) {
 	if st == Submitted || !st.Valid() {
 		return nil, fmt.Errorf("spool: recover %q: not a daemon-owned state", st)
+	}
+	if err := s.mayWrite("recover", st); err != nil {
+		return nil, err
 	}
 	es, err := s.List(st)
 	if err != nil {

@@ -402,3 +402,27 @@ func TestCleanTmp(t *testing.T) {
 		}
 	}
 }
+
+func TestAs_RefusesStatesOfOtherOwners(t *testing.T) {
+	s := newSpool(t)
+	j := place(t, s, Runnable)
+	sched := s.As(Sched)
+	if err := sched.Move(j, Runnable, Running, ""); err == nil || !strings.Contains(err.Error(), "sched does not own runnable (its owner is run)") {
+		t.Errorf("sched moved a runnable job: %v", err)
+	}
+	if err := sched.Update(j); err == nil {
+		t.Error("sched updated a runnable job")
+	}
+	if _, err := s.As(Run).Recover(Scheduling); err == nil {
+		t.Error("run recovered scheduling/")
+	}
+	if _, err := s.As(Sched).Claim("x"); err == nil {
+		t.Error("sched claimed a submission")
+	}
+	if err := s.As(Run).Move(j, Runnable, Running, ""); err != nil {
+		t.Errorf("run could not move its own job: %v", err)
+	}
+	if in := where(t, s, j.JID); len(in) != 1 || in[0] != Running {
+		t.Errorf("job in %v", in)
+	}
+}

@@ -50,15 +50,13 @@ func (e *ParseError) Detail() string {
 	return b.String()
 }
 
-// fieldError is returned by custom unmarshalers, which know their line but
-// not their field path; Parse finds the path.
-type fieldError struct {
-	line  int
-	value string // the scalar's text, to find it on its line
-	msg   string
+// valueError is what custom unmarshalers return. It is a *yaml.TypeError
+// because yaml.v3 collects those and goes on decoding (any other error stops
+// it, and the problems found so far are lost). The value is quoted in the
+// text so that Parse can find the node, and so the field path, on the line.
+func valueError(n *yaml.Node, msg string) error {
+	return &yaml.TypeError{Errors: []string{fmt.Sprintf("line %d: value %q: %s", n.Line, n.Value, msg)}}
 }
-
-func (e *fieldError) Error() string { return fmt.Sprintf("line %d: %s", e.line, e.msg) }
 
 // Parse decodes and validates a job file strictly: unknown fields, wrong
 // types, duplicate keys, several documents and impossible requests are all
@@ -99,15 +97,11 @@ func parse(name string, data []byte, submission bool) (*Job, error) {
 	strict.KnownFields(true)
 	if err := strict.Decode(&j); err != nil {
 		var te *yaml.TypeError
-		var fe *fieldError
 		switch {
 		case errors.As(err, &te):
 			for _, s := range te.Errors {
 				pe.Problems = append(pe.Problems, typeProblem(doc, s))
 			}
-		case errors.As(err, &fe):
-			field, _ := pathAt(doc, fe.line, func(n *yaml.Node) bool { return n.Value == fe.value })
-			pe.Problems = append(pe.Problems, Problem{fe.line, field, fe.msg})
 		default:
 			line, msg := syntaxError(err)
 			pe.Problems = append(pe.Problems, Problem{line, "", msg})
@@ -138,6 +132,7 @@ func syntaxError(err error) (int, string) {
 var (
 	unknownRE  = regexp.MustCompile(`^line (\d+): field (.+) not found in type (.+)$`)
 	typeRE     = regexp.MustCompile("^line (\\d+): cannot unmarshal (!!\\w+)(?: `(.*)`)? into (.+)$")
+	valueRE    = regexp.MustCompile(`^line (\d+): value ("(?:[^"\\]|\\.)*"): (.*)$`)
 	dupRE      = regexp.MustCompile(`^line (\d+): mapping key "(.*)" already defined at line (\d+)$`)
 	anyLineRE  = regexp.MustCompile(`^line (\d+): (.*)$`)
 	yamlKinds  = map[string]string{"!!str": "a string", "!!int": "an integer", "!!float": "a number", "!!bool": "a boolean", "!!seq": "a list", "!!map": "a mapping", "!!null": "nothing", "!!timestamp": "a timestamp", "!!binary": "binary data"}
@@ -183,6 +178,12 @@ func typeProblem(doc *yaml.Node, s string) Problem {
 			got += fmt.Sprintf(" %q", val)
 		}
 		return Problem{line, field, "want " + want + ", got " + got}
+	}
+	if m := valueRE.FindStringSubmatch(s); m != nil {
+		line, _ := strconv.Atoi(m[1])
+		val, _ := strconv.Unquote(m[2])
+		field, _ := pathAt(doc, line, func(n *yaml.Node) bool { return n.Value == val })
+		return Problem{line, field, m[3]}
 	}
 	if m := dupRE.FindStringSubmatch(s); m != nil {
 		line, _ := strconv.Atoi(m[1])

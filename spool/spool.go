@@ -22,7 +22,26 @@ var ErrNotFound = errors.New("not found")
 type Spool struct {
 	root string
 	tmp  string
+	as   Daemon           // set by As: Move, Update and Remove check ownership
 	now  func() time.Time // UTC; replaced in tests
+}
+
+// As returns a view of the spool for daemon d: its Move, Update and Remove
+// refuse to touch states that d does not own, so a daemon cannot break the
+// ownership table by mistake. A daemon opens the spool and keeps only this
+// view; readers (web, status) need none.
+func (s *Spool) As(d Daemon) *Spool {
+	v := *s
+	v.as = d
+	return &v
+}
+
+// mayWrite checks that the view's daemon (if any) owns st.
+func (s *Spool) mayWrite(op string, st State) error {
+	if s.as != "" && Owner(st) != s.as {
+		return fmt.Errorf("spool: %s: %s does not own %s (its owner is %s)", op, s.as, st, Owner(st))
+	}
+	return nil
 }
 
 // Create makes the spool layout under dir (every state directory plus tmp,
@@ -166,20 +185,24 @@ func (s *Spool) Find(jid string) (State, *Job, error) {
 	if !ValidJID(jid) {
 		return "", nil, fmt.Errorf("spool: find: %q is not a job id", jid)
 	}
-	var best *Job
-	for _, st := range States[1:] {
-		j, err := s.Read(st, jid)
-		if errors.Is(err, ErrNotFound) {
-			continue
-		} else if err != nil {
-			return "", nil, err
+	// Two passes: a job that moved from a directory not yet scanned to
+	// one already scanned is missed by one pass, not by two.
+	for pass := 0; pass < 2; pass++ {
+		var best *Job
+		for _, st := range States[1:] {
+			j, err := s.Read(st, jid)
+			if errors.Is(err, ErrNotFound) {
+				continue
+			} else if err != nil {
+				return "", nil, err
+			}
+			if best == nil || len(j.History) > len(best.History) {
+				best = j
+			}
 		}
-		if best == nil || len(j.History) > len(best.History) {
-			best = j
+		if best != nil {
+			return best.state, best, nil
 		}
-	}
-	if best != nil {
-		return best.state, best, nil
 	}
 	if c, err := s.openClaim(jid); err == nil {
 		j, perr := c.Job()
