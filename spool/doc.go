@@ -93,6 +93,12 @@
 // cannot forge them. Move(j, Submitted, …) then writes the job to the
 // destination and removes the claim.
 //
+// Submitters should write a dot-file and rename it into submitted/ (Submit
+// does). A file written in place may be claimed half-written; it is then
+// judged as it is — usually rejected, its bytes kept — never run half-read.
+// Init can narrow that window by claiming only files whose modification
+// time is a second or more old.
+//
 // # Moves and crashes
 //
 // Between daemon-owned states, Move(j, from, to) does:

@@ -53,6 +53,9 @@ func (s *Spool) Move(j *Job, from, to State, note string) error {
 	} else if err != nil {
 		return fmt.Errorf("spool: move: %w", err)
 	}
+	if isWrapper(j) && to != Rejected {
+		return fmt.Errorf("spool: move %s %s → %s: a rejected submission can only go to rejected", j.JID, from, to)
+	}
 	dst := filepath.Join(s.Dir(to), j.JID)
 	if _, err := os.Lstat(dst); err == nil {
 		return fmt.Errorf("spool: move %s %s → %s: already in %s", j.JID, from, to, to)
@@ -60,7 +63,7 @@ func (s *Spool) Move(j *Job, from, to State, note string) error {
 
 	old := j.History
 	j.History = append(j.History[:len(j.History):len(j.History)], Event{State: to, At: s.now(), Note: note})
-	data, err := j.Marshal()
+	data, err := s.encode(j)
 	if err != nil {
 		j.History = old
 		return err
@@ -97,6 +100,21 @@ func (s *Spool) Move(j *Job, from, to State, note string) error {
 	return syncDir(s.Dir(to))
 }
 
+// encode marshals j and parses the result back: a daemon must never write a
+// job file that it, or the next owner, cannot read (a bad JID, a history
+// with an unknown state, hosts.count 0 set by code). It costs a parse, about
+// a tenth of a Move's fsyncs.
+func (s *Spool) encode(j *Job) ([]byte, error) {
+	data, err := j.Marshal()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := Parse(j.JID, data); err != nil {
+		return nil, fmt.Errorf("spool: refusing to write job %s: %w", j.JID, err)
+	}
+	return data, nil
+}
+
 // Update rewrites j in place in its current state, atomically: the owner
 // recording something that does not change the state (run.pid once the
 // process exists, cancel_requested, …).
@@ -111,7 +129,7 @@ func (s *Spool) Update(j *Job) error {
 	if _, err := os.Lstat(p); os.IsNotExist(err) {
 		return fmt.Errorf("spool: update %s: not in %s: %w", j.JID, j.state, ErrNotFound)
 	}
-	data, err := j.Marshal()
+	data, err := s.encode(j)
 	if err != nil {
 		return err
 	}

@@ -426,3 +426,19 @@ func TestAs_RefusesStatesOfOtherOwners(t *testing.T) {
 		t.Errorf("job in %v", in)
 	}
 }
+
+func TestMove_NeverWritesAnUnreadableFile(t *testing.T) {
+	s := newSpool(t)
+	j := place(t, s, Queued)
+	j.Hosts = &Hosts{Count: -1} // a daemon bug
+	if err := s.Move(j, Queued, Scheduling, ""); err == nil || !strings.Contains(err.Error(), "hosts.count") {
+		t.Errorf("moved a job with hosts.count -1: %v", err)
+	}
+	if r, err := s.Read(Queued, j.JID); err != nil || len(r.History) != len(j.History) {
+		t.Errorf("job in queued/ after refused move: %v", err)
+	}
+	w := &Job{JID: j.JID, Reason: "bad", state: Queued, file: j.JID}
+	if err := s.Move(w, Queued, Scheduling, ""); err == nil || !strings.Contains(err.Error(), "only go to rejected") {
+		t.Errorf("moved a wrapper to scheduling: %v", err)
+	}
+}
