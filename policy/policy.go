@@ -74,6 +74,15 @@ type Placement struct {
 type Plan struct {
 	StartNow []Placement
 	Later    []Placement
+	// Reject lists jobs that can never be placed on these hosts (more hosts
+	// than match the job's constraints), with the reason.
+	Reject []Rejection
+}
+
+// Rejection is a job a policy cannot ever place, and why.
+type Rejection struct {
+	Job    string
+	Reason string
 }
 
 // Policy decides a Plan from a Snapshot. A policy may keep state between

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"math"
 	"strconv"
@@ -56,8 +57,9 @@ func hostSignature(hs []Host) string {
 }
 
 // build returns the problem for the snapshot's running work and the given
-// queued jobs (a window of the queue, in arrival order).
-func (b *builder) build(ctx context.Context, s *Snapshot, queue []QueuedJob) *ga.Problem {
+// queued jobs (a window of the queue, in arrival order), and the jobs that
+// can never be placed on the snapshot's hosts, which are left out of it.
+func (b *builder) build(ctx context.Context, s *Snapshot, queue []QueuedJob) (*ga.Problem, []Rejection) {
 	b.ctx = ctx
 	if sig := hostSignature(s.Hosts); sig != b.hostSig {
 		// Host indexes or loads changed: memoised times are stale.
@@ -88,8 +90,13 @@ func (b *builder) build(ctx context.Context, s *Snapshot, queue []QueuedJob) *ga
 		}
 	}
 	seen := make(map[string]bool, len(queue))
+	var rejects []Rejection
 	for i := range queue {
 		q := &queue[i]
+		if r, bad := impossible(s.Hosts, q); bad {
+			rejects = append(rejects, r)
+			continue
+		}
 		seen[q.ID] = true
 		t := b.tasks[q.ID]
 		if t == nil {
@@ -113,7 +120,35 @@ func (b *builder) build(ctx context.Context, s *Snapshot, queue []QueuedJob) *ga
 			delete(b.jobs, t)
 		}
 	}
-	return p
+	return p, rejects
+}
+
+// impossible reports whether q can never run on hs: it needs more hosts
+// than match its constraints.
+func impossible(hs []Host, q *QueuedJob) (Rejection, bool) {
+	avail := len(hs)
+	if a := allowed(hs, q); a != nil {
+		avail = a.Count()
+	}
+	min := q.Min
+	if min < 1 {
+		min = 1
+	}
+	if min <= avail {
+		return Rejection{}, false
+	}
+	what := "hosts"
+	var cons []string
+	if q.Arch != "" {
+		cons = append(cons, "arch "+q.Arch)
+	}
+	if q.Cluster != "" {
+		cons = append(cons, "cluster "+q.Cluster)
+	}
+	if len(cons) > 0 {
+		what += " with " + strings.Join(cons, " and ")
+	}
+	return Rejection{Job: q.ID, Reason: fmt.Sprintf("needs at least %d hosts, only %d %s exist", min, avail, what)}, true
 }
 
 // runtime returns the RuntimeFunc of task t: the predictor's answer for the

@@ -31,7 +31,8 @@ models through a cached evaluator.`,
 		},
 	}
 	root.PersistentFlags().String("config", "", "config file (default: msched.yaml in the spool directory, if present)")
-	root.PersistentFlags().String("spool", "./spool", "spool directory")
+	// Not ./spool: in msched's own tree that is the spool package's source.
+	root.PersistentFlags().String("spool", "./var/spool", "spool directory")
 	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error")
 	_ = v.BindPFlag("spool", root.PersistentFlags().Lookup("spool"))
 	_ = v.BindPFlag("log_level", root.PersistentFlags().Lookup("log-level"))

@@ -1,0 +1,175 @@
+package policy
+
+import (
+	"context"
+	"math/rand"
+	"time"
+
+	"msched/ga"
+)
+
+var (
+	_ = register("ga-xms", func(o Options) (Policy, error) { return newGA("ga-xms", ga.XMS, o), nil })
+	_ = register("ga-ms", func(o Options) (Policy, error) { return newGA("ga-ms", ga.MS, o), nil })
+	_ = register("ga-xms-continuous", func(o Options) (Policy, error) {
+		return newGA("ga-xms-continuous", ga.XMSContinuous, o), nil
+	})
+)
+
+// gaPolicy is the MS paper's real-time GA scheduler. Its population lives
+// across decisions: each Plan updates it to the new snapshot (finished jobs
+// gone, new jobs inserted, the new base of running work), evolves it for the
+// budget, and starts the jobs at the bottom of the best schedule whose hosts
+// are all free now. Jobs beyond the window wait in arrival order.
+//
+// No job waits forever: a job overtaken by MaxJumps later jobs is moved to
+// the front of the order before decoding, so it is placed first and no
+// later job may take a host it needs (after FPFS's MaxJumps).
+type gaPolicy struct {
+	name  string
+	cost  ga.CostKind
+	o     Options
+	b     *builder
+	g     *ga.GA
+	rng   *rand.Rand
+	jumps map[string]int
+	gens  int
+	evals int
+}
+
+func newGA(name string, cost ga.CostKind, o Options) *gaPolicy {
+	o = o.withDefaults()
+	return &gaPolicy{name: name, cost: cost, o: o,
+		b:     newBuilder(o.Predictor, o.Fallback, o.Log),
+		rng:   rand.New(rand.NewSource(o.Seed)),
+		jumps: map[string]int{}}
+}
+
+func (p *gaPolicy) Name() string { return p.name }
+
+// Generations is the number of GA generations run so far (for metrics).
+func (p *gaPolicy) Generations() int { return p.gens }
+
+// Plan implements Policy.
+func (p *gaPolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
+	window := s.Queue
+	if len(window) > p.o.Window {
+		window = window[:p.o.Window]
+	}
+	prob, rejects := p.b.build(ctx, &s, window)
+	if len(prob.Tasks) == 0 {
+		p.g = nil
+		return Plan{Reject: rejects}, nil
+	}
+	if err := p.evolve(ctx, prob); err != nil {
+		return Plan{}, err
+	}
+	best, _ := p.g.Best()
+	p.promoteStarved(prob, best)
+	plan := p.b.planFrom(&s, prob, best)
+	plan.Reject = rejects
+	p.countJumps(s.Queue, plan.StartNow)
+	return plan, nil
+}
+
+// evolve brings the population to prob and runs the decision's budget.
+func (p *gaPolicy) evolve(ctx context.Context, prob *ga.Problem) error {
+	if p.g == nil {
+		g, err := ga.New(prob, ga.Config{Population: p.o.Population, Cost: p.cost}, p.rng)
+		if err != nil {
+			return err
+		}
+		p.g = g
+	} else if err := p.g.Update(prob); err != nil {
+		return err
+	}
+	// Seed the list heuristics' schedules so that the GA is never worse than
+	// the best of them (they are cheap next to a generation's decodes).
+	for _, h := range []func(*ga.Problem) (*ga.Chromosome, error){ga.Greedy, ga.FIFO} {
+		if c, err := h(prob); err == nil {
+			if err := p.g.Seed(c); err != nil {
+				return err
+			}
+		}
+	}
+	start, gens := time.Now(), 0
+	for {
+		if err := p.g.Step(ctx); err != nil {
+			return err
+		}
+		gens++
+		if p.o.TimeBudget > 0 {
+			if time.Since(start) >= p.o.TimeBudget {
+				break
+			}
+		} else if gens >= p.o.Generations {
+			break
+		}
+	}
+	p.gens += gens
+	return nil
+}
+
+// promoteStarved moves the oldest job that has been overtaken MaxJumps
+// times to the front of c's order (prob's tasks are in arrival order).
+func (p *gaPolicy) promoteStarved(prob *ga.Problem, c *ga.Chromosome) {
+	if p.o.MaxJumps < 0 {
+		return
+	}
+	for k, t := range prob.Tasks {
+		if p.jumps[t.ID] >= p.o.MaxJumps {
+			at := indexOf(c.Order, k)
+			copy(c.Order[1:at+1], c.Order[:at])
+			c.Order[0] = k
+			return
+		}
+	}
+}
+
+// countJumps adds one overtake to every queued job that arrived before a job
+// that starts now and does not start itself; a job that starts leaves the
+// count.
+func (p *gaPolicy) countJumps(queue []QueuedJob, started []Placement) {
+	if len(started) == 0 {
+		return
+	}
+	starts := make(map[string]bool, len(started))
+	for _, pl := range started {
+		starts[pl.Job] = true
+	}
+	// Position in arrival order of the latest job that starts now.
+	last := -1
+	for i, q := range queue {
+		if starts[q.ID] {
+			last = i
+		}
+	}
+	live := make(map[string]int, len(queue))
+	for i, q := range queue {
+		if starts[q.ID] {
+			continue
+		}
+		n := p.jumps[q.ID]
+		if i < last {
+			// Overtaken by every later job that starts now.
+			for _, r := range queue[i+1 : last+1] {
+				if starts[r.ID] {
+					n++
+				}
+			}
+		}
+		if n > 0 {
+			live[q.ID] = n
+		}
+	}
+	p.jumps = live
+}
+
+func indexOf(v []int, x int) int {
+	for i, y := range v {
+		if y == x {
+			return i
+		}
+	}
+	return -1
+}
