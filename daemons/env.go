@@ -1,0 +1,51 @@
+package daemons
+
+import (
+	"context"
+	"log/slog"
+	"time"
+
+	"msched/spool"
+)
+
+// DefaultRescan is how often a daemon rescans its directories besides the
+// fsnotify events: a lost event then delays a job by at most this long.
+const DefaultRescan = 30 * time.Second
+
+// Env is what every daemon needs: the spool, a logger and the rescan
+// interval.
+type Env struct {
+	Spool  *spool.Spool  // the daemon uses Spool.As(<its spool.Daemon>) for writes
+	Log    *slog.Logger  // nil: slog.Default()
+	Rescan time.Duration // periodic rescan besides fsnotify; 0: DefaultRescan
+}
+
+func (e Env) logger(name string) *slog.Logger {
+	l := e.Log
+	if l == nil {
+		l = slog.Default()
+	}
+	return l.With("daemon", name)
+}
+
+func (e Env) rescan() time.Duration {
+	if e.Rescan > 0 {
+		return e.Rescan
+	}
+	return DefaultRescan
+}
+
+// serve calls scan at once and then on every wake-up of the spool's
+// watcher for states (and control/), until ctx is done. An error from scan
+// is logged and the next wake-up tries again: scans are idempotent, and
+// what failed for one job must not stop the others.
+func (e Env) serve(ctx context.Context, log *slog.Logger, states []spool.State, scan func(context.Context) error) {
+	for range e.Spool.Watch(ctx, states, e.rescan()) {
+		if ctx.Err() != nil {
+			return
+		}
+		if err := scan(ctx); err != nil && ctx.Err() == nil {
+			log.Error("scan failed", "err", err)
+		}
+	}
+}
