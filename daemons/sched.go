@@ -1,0 +1,485 @@
+package daemons
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"math"
+	"sort"
+	"strings"
+	"time"
+
+	"msched/hoststat"
+	"msched/policy"
+	"msched/spool"
+)
+
+// Sched is the MS scheduler daemon. It owns queued/, scheduling/ and
+// finished/. Waiting jobs enter the policy's window (scheduling/: the GA's
+// pool) oldest first; the jobs the policy starts now move to runnable/ with
+// their hosts and predicted run time; running and runnable jobs are the
+// base of the next packing problem; finished jobs move to exited/ with
+// predicted vs actual recorded. After every decision the schedule (running
+// and planned jobs with hosts and predicted start and end) is published
+// atomically to db/schedule.json for the web page and `msched status`.
+type Sched struct {
+	Env
+	Hosts      []hoststat.Host
+	Policy     policy.Policy
+	PolicyName string
+	// StatsDir is the stats daemon's store (hoststat.ReadLatest); "" means
+	// hosts are taken as unloaded.
+	StatsDir string
+	// Window is how many waiting jobs the policy sees (scheduling/); the
+	// rest wait in queued/ in arrival order. 0 means policy.DefaultWindow.
+	Window int
+	// Replan is how often the schedule is re-planned while jobs wait and
+	// nothing happens, so the live GA keeps improving it; 0 means 1 s.
+	Replan time.Duration
+
+	sp        *spool.Spool
+	log       *slog.Logger
+	loads     map[string]float64
+	loadsRead time.Time
+}
+
+// ScheduleFile is the name of the published schedule in db/.
+const ScheduleFile = "schedule.json"
+
+// busyMargin keeps a host that is still running a job past its predicted
+// end from looking free: the policy sees it free this long from now.
+const busyMargin = time.Second
+
+// statsRefresh is how often host loads are re-read from the stats store.
+const statsRefresh = 10 * time.Second
+
+// Run schedules until ctx is done.
+func (d *Sched) Run(ctx context.Context) error {
+	if d.Policy == nil {
+		return fmt.Errorf("daemons: sched: no policy")
+	}
+	if len(d.Hosts) == 0 {
+		return fmt.Errorf("daemons: sched: no hosts")
+	}
+	if d.PolicyName == "" {
+		d.PolicyName = d.Policy.Name()
+	}
+	if d.Window <= 0 {
+		d.Window = policy.DefaultWindow
+	}
+	if d.Replan <= 0 {
+		d.Replan = time.Second
+	}
+	d.sp = d.Spool.As(spool.Sched)
+	d.log = d.logger("sched")
+	log := d.log
+	if err := d.recover(); err != nil {
+		return err
+	}
+	log.Info("started", "policy", d.PolicyName, "hosts", len(d.Hosts), "window", d.Window)
+	wake := d.sp.Watch(ctx, []spool.State{spool.Queued, spool.Finished, spool.Running}, d.rescan())
+	replan := time.NewTicker(d.Replan)
+	defer replan.Stop()
+	for {
+		waiting, err := d.cycle(ctx)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil
+			}
+			log.Error("scheduling cycle failed; retrying on the next wake-up", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case _, ok := <-wake:
+			if !ok {
+				return nil
+			}
+		case <-replan.C:
+			if !waiting {
+				continue
+			}
+		}
+	}
+}
+
+// recover completes moves a crash interrupted in sched's directories, then
+// returns every job in scheduling/ to queued/: the population that held
+// them died with the old process, and queued/ is where waiting jobs live
+// (as Postfix's queue manager moves active back to incoming at start). The
+// next cycle takes them into the window again, oldest first.
+func (d *Sched) recover() error {
+	for _, st := range []spool.State{spool.Queued, spool.Scheduling, spool.Finished} {
+		rs, err := d.sp.Recover(st)
+		if err != nil {
+			return fmt.Errorf("daemons: sched: recover %s: %w", st, err)
+		}
+		for _, r := range rs {
+			d.log.Info("recovered", "state", st, "jid", r.JID, "action", r.Action, "detail", r.Detail)
+		}
+	}
+	es, err := d.sp.List(spool.Scheduling)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		j, err := d.sp.Read(spool.Scheduling, e.Name)
+		if err != nil {
+			d.unreadable(spool.Scheduling, e.Name, err)
+			continue
+		}
+		if err := d.sp.Move(j, spool.Scheduling, spool.Queued, "sched restarted: back to the queue"); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// cycle is one decision. It reports whether jobs are still waiting.
+func (d *Sched) cycle(ctx context.Context) (bool, error) {
+	now := time.Now()
+	if err := d.cancels(); err != nil {
+		return false, err
+	}
+	if err := d.reapFinished(); err != nil {
+		return false, err
+	}
+	window, waiting, err := d.fillWindow()
+	if err != nil {
+		return false, err
+	}
+	snap, busy, err := d.snapshot(now, window)
+	if err != nil {
+		return false, err
+	}
+	plan, err := d.Policy.Plan(ctx, snap)
+	if err != nil {
+		return waiting > 0, fmt.Errorf("daemons: sched: policy %s: %w", d.PolicyName, err)
+	}
+	byID := make(map[string]*spool.Job, len(window))
+	for _, j := range window {
+		byID[j.JID] = j
+	}
+	for _, r := range plan.Reject {
+		if j := byID[r.Job]; j != nil {
+			j.Reason = r.Reason
+			if err := d.sp.Move(j, spool.Scheduling, spool.Rejected, "cannot be placed: "+r.Reason); err != nil {
+				return true, err
+			}
+			waiting--
+		}
+	}
+	started := make([]policy.Placement, 0, len(plan.StartNow))
+	for _, pl := range plan.StartNow {
+		j := byID[pl.Job]
+		if j == nil {
+			continue
+		}
+		if h := firstBusy(pl.Hosts, busy); h != "" {
+			// A policy must only start jobs on free hosts; refuse rather
+			// than double-book, and say so.
+			d.log.Error("policy placed a job on a busy host; not started", "job", pl.Job, "host", h)
+			continue
+		}
+		for _, h := range pl.Hosts {
+			busy[h] = true
+		}
+		j.Schedule = &spool.Schedule{Hosts: pl.Hosts, PredictedSeconds: pl.Predicted.Seconds(), DecidedAt: now, Policy: d.PolicyName}
+		note := fmt.Sprintf("placed by %s on %s, predicted %s", d.PolicyName, strings.Join(pl.Hosts, ","), roundDur(pl.Predicted))
+		if err := d.sp.Move(j, spool.Scheduling, spool.Runnable, note); err != nil {
+			return true, err
+		}
+		started = append(started, pl)
+		waiting--
+	}
+	return waiting > 0, d.publish(now, snap, started, plan.Later)
+}
+
+// cancels acts on cancel requests for jobs in queued/ or scheduling/: a job
+// that never ran goes to rejected/ with reason "cancelled". Requests for
+// jobs elsewhere are left for their owners.
+func (d *Sched) cancels() error {
+	cs, err := d.sp.Controls()
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		if c.Kind != spool.Cancel {
+			continue
+		}
+		for _, st := range []spool.State{spool.Queued, spool.Scheduling} {
+			j, err := d.sp.Read(st, c.JID)
+			if err != nil {
+				continue
+			}
+			j.Reason = "cancelled"
+			j.CancelRequested = true
+			if err := d.sp.Move(j, st, spool.Rejected, "cancelled before it ran"); err != nil {
+				return err
+			}
+			if err := d.sp.DoneControl(c); err != nil {
+				return err
+			}
+			break
+		}
+	}
+	return nil
+}
+
+// reapFinished moves finished jobs to exited/, recording how the prediction
+// compared with the actual run time.
+func (d *Sched) reapFinished() error {
+	es, err := d.sp.List(spool.Finished)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		j, err := d.sp.Read(spool.Finished, e.Name)
+		if err != nil {
+			d.log.Error("unreadable job file in finished/; left for an operator", "file", e.Name, "err", err)
+			continue
+		}
+		note := "completion seen"
+		if j.Schedule != nil && j.Run != nil && !j.Run.StartedAt.IsZero() && !j.Run.EndedAt.IsZero() {
+			actual := j.Run.EndedAt.Sub(j.Run.StartedAt).Seconds()
+			pred := j.Schedule.PredictedSeconds
+			note = fmt.Sprintf("predicted %.3gs, actual %.3gs", pred, actual)
+			if actual > 0 {
+				note += fmt.Sprintf(", error %+.0f%%", 100*(pred-actual)/actual)
+			}
+		}
+		if err := d.sp.Move(j, spool.Finished, spool.Exited, note); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// fillWindow makes scheduling/ hold the oldest Window waiting jobs (a job
+// re-queued by run keeps its old JID and so its place), and returns them
+// read, with the number of jobs waiting in all.
+func (d *Sched) fillWindow() ([]*spool.Job, int, error) {
+	qs, err := d.sp.List(spool.Queued)
+	if err != nil {
+		return nil, 0, err
+	}
+	ss, err := d.sp.List(spool.Scheduling)
+	if err != nil {
+		return nil, 0, err
+	}
+	type entry struct {
+		st spool.State
+		e  spool.Entry
+	}
+	all := make([]entry, 0, len(qs)+len(ss))
+	for _, e := range qs {
+		all = append(all, entry{spool.Queued, e})
+	}
+	for _, e := range ss {
+		all = append(all, entry{spool.Scheduling, e})
+	}
+	sort.SliceStable(all, func(a, b int) bool { return all[a].e.Name < all[b].e.Name })
+	var window []*spool.Job
+	waiting := len(all)
+	for i, en := range all {
+		if i >= d.Window {
+			if en.st == spool.Scheduling {
+				j, err := d.sp.Read(spool.Scheduling, en.e.Name)
+				if err != nil {
+					d.unreadable(spool.Scheduling, en.e.Name, err)
+					continue
+				}
+				if err := d.sp.Move(j, spool.Scheduling, spool.Queued, "evicted from the window by an older job"); err != nil {
+					return nil, 0, err
+				}
+			}
+			continue
+		}
+		j, err := d.sp.Read(en.st, en.e.Name)
+		if err != nil {
+			d.unreadable(en.st, en.e.Name, err)
+			waiting--
+			continue
+		}
+		if en.st == spool.Queued {
+			if err := d.sp.Move(j, spool.Queued, spool.Scheduling, "in the "+d.PolicyName+" window"); err != nil {
+				return nil, 0, err
+			}
+		}
+		window = append(window, j)
+	}
+	return window, waiting, nil
+}
+
+// unreadable reports a job file in sched's directories that does not parse.
+// init validated it, so this is damage from outside msched: the file is
+// left where it is, for an operator, and the other jobs go on.
+func (d *Sched) unreadable(st spool.State, name string, perr error) {
+	d.log.Error("unreadable job file; left for an operator", "state", st, "file", name, "err", perr)
+}
+
+// snapshot builds the policy's view: the hosts with their loads and when
+// their running work ends, the running (and runnable) jobs, and the window.
+// busy lists the hosts that are not free now.
+func (d *Sched) snapshot(now time.Time, window []*spool.Job) (policy.Snapshot, map[string]bool, error) {
+	snap := policy.Snapshot{Now: now}
+	loads := d.hostLoads(now)
+	freeAt := map[string]time.Time{}
+	busy := map[string]bool{}
+	for _, st := range []spool.State{spool.Runnable, spool.Running} {
+		es, err := d.sp.List(st)
+		if err != nil {
+			return snap, nil, err
+		}
+		for _, e := range es {
+			j, err := d.sp.Read(st, e.Name)
+			if err != nil || j.Schedule == nil {
+				continue // run owns these; it rejects what it cannot read
+			}
+			start := now
+			if j.Run != nil && !j.Run.StartedAt.IsZero() {
+				start = j.Run.StartedAt
+			}
+			end := start.Add(time.Duration(j.Schedule.PredictedSeconds * float64(time.Second)))
+			if end.Before(now.Add(busyMargin)) {
+				end = now.Add(busyMargin) // overrunning its prediction: still busy
+			}
+			snap.Running = append(snap.Running, policy.RunningJob{ID: j.JID, Name: j.Name, Hosts: j.Schedule.Hosts, Start: start, End: end})
+			for _, h := range j.Schedule.Hosts {
+				busy[h] = true
+				if end.After(freeAt[h]) {
+					freeAt[h] = end
+				}
+			}
+		}
+	}
+	for _, h := range d.Hosts {
+		snap.Hosts = append(snap.Hosts, policy.Host{Name: h.Name, Arch: h.Arch, Cluster: h.Cluster, Load: loads[h.Name], FreeAt: freeAt[h.Name]})
+	}
+	for _, j := range window {
+		snap.Queue = append(snap.Queue, queuedJob(j, len(d.Hosts)))
+	}
+	return snap, busy, nil
+}
+
+// queuedJob is the policy's view of a waiting job.
+func queuedJob(j *spool.Job, hosts int) policy.QueuedJob {
+	min, max := j.Hosts.Range()
+	if max == 0 {
+		max = hosts
+	}
+	q := policy.QueuedJob{ID: j.JID, Name: j.Name, Submit: j.SubmittedAt, Min: min, Max: max,
+		Estimate: time.Duration(j.Walltime)}
+	if j.Hosts != nil {
+		q.Arch, q.Cluster = j.Hosts.Arch, j.Hosts.Cluster
+	}
+	if j.Model != nil {
+		q.Model, q.Params = j.Model.Name, j.Model.Params
+	}
+	return q
+}
+
+// hostLoads returns the latest recorded load of each host, re-read from
+// the stats store every statsRefresh.
+func (d *Sched) hostLoads(now time.Time) map[string]float64 {
+	if d.StatsDir == "" {
+		return nil
+	}
+	if d.loads != nil && now.Sub(d.loadsRead) < statsRefresh {
+		return d.loads
+	}
+	d.loadsRead = now
+	latest, err := hoststat.ReadLatest(d.StatsDir)
+	if err != nil {
+		d.log.Warn("cannot read host stats; taking hosts as unloaded", "err", err)
+		return d.loads
+	}
+	d.loads = make(map[string]float64, len(latest))
+	for h, s := range latest {
+		// Load average counts every runnable process, ours included; a
+		// host's share is its load spread over its CPUs.
+		l := s.Load1
+		if s.NCPU > 0 {
+			l /= float64(s.NCPU)
+		}
+		d.loads[h] = l
+	}
+	return d.loads
+}
+
+func firstBusy(hosts []string, busy map[string]bool) string {
+	for _, h := range hosts {
+		if busy[h] {
+			return h
+		}
+	}
+	return ""
+}
+
+func roundDur(d time.Duration) time.Duration {
+	if d >= time.Hour*24*365 {
+		return d.Truncate(time.Hour)
+	}
+	return d.Round(time.Millisecond)
+}
+
+// Published is the schedule sched publishes after each decision.
+type Published struct {
+	GeneratedAt time.Time       `json:"generated_at"`
+	Policy      string          `json:"policy"`
+	Hosts       []PublishedHost `json:"hosts"`
+	Jobs        []PublishedJob  `json:"jobs"`
+}
+
+// PublishedHost is one host of the published schedule.
+type PublishedHost struct {
+	Name    string  `json:"name"`
+	Arch    string  `json:"arch"`
+	Cluster string  `json:"cluster,omitempty"`
+	Load    float64 `json:"load"`
+}
+
+// PublishedJob is one bar of the Gantt chart: a running job (running or
+// just placed) or a planned one.
+type PublishedJob struct {
+	JID              string    `json:"jid"`
+	Name             string    `json:"name,omitempty"`
+	State            string    `json:"state"` // running | planned
+	Hosts            []string  `json:"hosts"`
+	Start            time.Time `json:"start"`
+	End              time.Time `json:"end"`
+	PredictedSeconds float64   `json:"predicted_seconds"`
+}
+
+func (d *Sched) publish(now time.Time, snap policy.Snapshot, started, later []policy.Placement) error {
+	p := Published{GeneratedAt: now, Policy: d.PolicyName}
+	for _, h := range snap.Hosts {
+		p.Hosts = append(p.Hosts, PublishedHost{Name: h.Name, Arch: h.Arch, Cluster: h.Cluster, Load: h.Load})
+	}
+	names := map[string]string{}
+	for _, q := range snap.Queue {
+		names[q.ID] = q.Name
+	}
+	for _, r := range snap.Running {
+		p.Jobs = append(p.Jobs, PublishedJob{JID: r.ID, Name: r.Name, State: "running", Hosts: r.Hosts,
+			Start: r.Start, End: r.End, PredictedSeconds: r.End.Sub(r.Start).Seconds()})
+	}
+	add := func(state string, pls []policy.Placement) {
+		for _, pl := range pls {
+			secs := pl.Predicted.Seconds()
+			if math.IsInf(secs, 0) || secs > 1e9 {
+				continue
+			}
+			p.Jobs = append(p.Jobs, PublishedJob{JID: pl.Job, Name: names[pl.Job], State: state, Hosts: pl.Hosts,
+				Start: pl.Start, End: pl.Start.Add(pl.Predicted), PredictedSeconds: secs})
+		}
+	}
+	add("running", started)
+	add("planned", later)
+	b, err := json.MarshalIndent(p, "", "  ")
+	if err != nil {
+		return err
+	}
+	return spool.WriteAtomic(d.sp.Path(spool.DirDB), ScheduleFile, append(b, '\n'))
+}
