@@ -1,0 +1,173 @@
+package daemons
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"msched/hoststat"
+	"msched/policy"
+	"msched/spool"
+)
+
+// schedSpool makes a spool with n jobs already in queued/, as init leaves
+// them, each needing `need` hosts.
+func schedSpool(t *testing.T, n, need int) *spool.Spool {
+	t.Helper()
+	sp, err := spool.Create(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	in := sp.As(spool.Init)
+	for i := 0; i < n; i++ {
+		name := fmt.Sprintf("job%02d.yaml", i)
+		body := fmt.Sprintf("name: j%d\ncommand: [\"true\"]\nhosts: {count: %d}\nwalltime: %ds\n", i, need, 10+i)
+		if _, err := sp.Submit(name, []byte(body)); err != nil {
+			t.Fatal(err)
+		}
+		c, err := in.Claim(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j, err := c.Job()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := in.Move(j, spool.Submitted, spool.Queued, "test"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return sp
+}
+
+func localHosts(n int) []hoststat.Host {
+	hs := make([]hoststat.Host, n)
+	for i := range hs {
+		hs[i] = hoststat.Host{Name: fmt.Sprintf("h%d", i), Arch: "generic"}
+	}
+	return hs
+}
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+func count(t *testing.T, sp *spool.Spool, st spool.State) int {
+	t.Helper()
+	es, err := sp.List(st)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return len(es)
+}
+
+// Sched places as many jobs as the hosts hold, each on distinct free hosts
+// with its prediction, keeps the window, and publishes the schedule.
+func TestSched_PlacesOnFreeHostsAndPublishes(t *testing.T) {
+	for _, name := range []string{"ga-xms", "fifo"} {
+		t.Run(name, func(t *testing.T) {
+			sp := schedSpool(t, 6, 2)
+			pol, err := policy.New(name, policy.Options{Seed: 1, Generations: 10, Window: 4})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx, cancel := context.WithCancel(context.Background())
+			done := make(chan error, 1)
+			d := &Sched{Env: Env{Spool: sp}, Hosts: localHosts(4), Policy: pol, Window: 4}
+			go func() { done <- d.Run(ctx) }()
+			waitFor(t, "two jobs runnable", func() bool { return count(t, sp, spool.Runnable) == 2 })
+			// The 4 jobs left all fit the window of 4.
+			waitFor(t, "the other 4 in the window", func() bool {
+				return count(t, sp, spool.Scheduling) == 4 && count(t, sp, spool.Queued) == 0
+			})
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+			es, _ := sp.List(spool.Runnable)
+			used := map[string]bool{}
+			for _, e := range es {
+				j, err := sp.Read(spool.Runnable, e.Name)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if j.Schedule == nil || len(j.Schedule.Hosts) != 2 || j.Schedule.PredictedSeconds <= 0 || j.Schedule.Policy != name {
+					t.Fatalf("%s schedule = %+v", j.JID, j.Schedule)
+				}
+				for _, h := range j.Schedule.Hosts {
+					if used[h] {
+						t.Fatalf("host %s double-booked", h)
+					}
+					used[h] = true
+				}
+			}
+			b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), ScheduleFile))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var pub Published
+			if err := json.Unmarshal(b, &pub); err != nil {
+				t.Fatal(err)
+			}
+			states := map[string]int{}
+			for _, j := range pub.Jobs {
+				states[j.State]++
+			}
+			if len(pub.Hosts) != 4 || states["running"] != 2 || states["planned"] != 4 {
+				t.Fatalf("published %d hosts and %v, want 4 hosts, 2 running and 4 planned (the window)", len(pub.Hosts), states)
+			}
+		})
+	}
+}
+
+// A restarted sched returns scheduling/ to queued/ before anything else,
+// and a job that can never fit is rejected with its reason.
+func TestSched_RecoveryAndImpossibleJobs(t *testing.T) {
+	sp := schedSpool(t, 2, 8) // 8 hosts wanted, 4 exist
+	s := sp.As(spool.Sched)
+	es, _ := s.List(spool.Queued)
+	j, _ := s.Read(spool.Queued, es[0].Name)
+	crashed := j.JID
+	if err := s.Move(j, spool.Queued, spool.Scheduling, "left by a crashed sched"); err != nil {
+		t.Fatal(err)
+	}
+	pol, _ := policy.New("ga-xms", policy.Options{Seed: 1, Generations: 5})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	d := &Sched{Env: Env{Spool: sp}, Hosts: localHosts(4), Policy: pol}
+	go func() { done <- d.Run(ctx) }()
+	waitFor(t, "both jobs rejected", func() bool { return count(t, sp, spool.Rejected) == 2 })
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	es, _ = sp.List(spool.Rejected)
+	for _, e := range es {
+		j, err := sp.Read(spool.Rejected, e.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if j.Reason != "needs at least 8 hosts, only 4 hosts exist" {
+			t.Fatalf("reason = %q", j.Reason)
+		}
+		var sawRestart bool
+		for _, ev := range j.History {
+			sawRestart = sawRestart || ev.Note == "sched restarted: back to the queue"
+		}
+		if j.JID == crashed && !sawRestart {
+			t.Fatalf("%s history %+v lacks the restart recovery", j.JID, j.History)
+		}
+	}
+}

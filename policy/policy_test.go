@@ -1,0 +1,188 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+)
+
+var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
+
+// harness drives a policy through snapshots and records its plans, after
+// Nomad's scheduler test harness.
+type harness struct {
+	t     *testing.T
+	p     Policy
+	plans []Plan
+}
+
+func newHarness(t *testing.T, name string, o Options) *harness {
+	t.Helper()
+	p, err := New(name, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &harness{t: t, p: p}
+}
+
+func (h *harness) plan(s Snapshot) Plan {
+	h.t.Helper()
+	pl, err := h.p.Plan(context.Background(), s)
+	if err != nil {
+		h.t.Fatalf("%s: %v", h.p.Name(), err)
+	}
+	h.plans = append(h.plans, pl)
+	return pl
+}
+
+func hosts(n int) []Host {
+	hs := make([]Host, n)
+	for i := range hs {
+		hs[i] = Host{Name: fmt.Sprintf("h%d", i), Arch: "generic"}
+	}
+	return hs
+}
+
+func job(id string, submit int, min, max int, est time.Duration) QueuedJob {
+	return QueuedJob{ID: id, Name: id, Submit: t0.Add(time.Duration(submit) * time.Second), Min: min, Max: max, Estimate: est}
+}
+
+// Every policy: jobs that start now use only hosts that are free now, each
+// host at most once; the others are planned later; impossible jobs are
+// rejected with a reason.
+func TestPolicies_StartOnlyOnFreeHosts(t *testing.T) {
+	for _, name := range []string{"fifo", "greedy", "ga-ms", "ga-xms", "ga-xms-continuous"} {
+		t.Run(name, func(t *testing.T) {
+			h := newHarness(t, name, Options{Seed: 1, Generations: 20})
+			s := Snapshot{
+				Now:     t0.Add(time.Minute),
+				Hosts:   hosts(4),
+				Running: []RunningJob{{ID: "R", Hosts: []string{"h0"}, Start: t0, End: t0.Add(10 * time.Minute)}},
+				Queue: []QueuedJob{
+					job("A", 1, 1, 1, 30*time.Second),
+					job("B", 2, 2, 2, 60*time.Second),
+					job("C", 3, 1, 1, 30*time.Second),
+					job("BIG", 4, 5, 5, time.Second),
+				},
+			}
+			pl := h.plan(s)
+			if len(pl.Reject) != 1 || pl.Reject[0].Job != "BIG" || !strings.Contains(pl.Reject[0].Reason, "needs at least 5 hosts, only 4") {
+				t.Fatalf("rejections = %+v, want BIG needing 5 of 4 hosts", pl.Reject)
+			}
+			used := map[string]bool{}
+			for _, p := range pl.StartNow {
+				if !p.Start.Equal(s.Now) {
+					t.Errorf("%s starts now at %v, want %v", p.Job, p.Start, s.Now)
+				}
+				for _, hn := range p.Hosts {
+					if hn == "h0" {
+						t.Errorf("%s started on busy host h0", p.Job)
+					}
+					if used[hn] {
+						t.Errorf("host %s given twice", hn)
+					}
+					used[hn] = true
+				}
+			}
+			if len(pl.StartNow) == 0 {
+				t.Fatal("nothing started although three hosts are free")
+			}
+			if got := len(pl.StartNow) + len(pl.Later); got != 3 {
+				t.Fatalf("placed %d jobs, want 3", got)
+			}
+			for _, p := range pl.Later {
+				if !p.Start.After(s.Now) {
+					t.Errorf("later job %s starts at %v, not after now", p.Job, p.Start)
+				}
+			}
+		})
+	}
+}
+
+// A job overtaken MaxJumps times is placed first: no later job may then
+// start on a host it needs.
+func TestGA_OvertakingIsBounded(t *testing.T) {
+	h := newHarness(t, "ga-xms", Options{Seed: 3, Generations: 30, MaxJumps: 2})
+	// WIDE needs all 4 hosts, one of which is busy for 100 s; small jobs
+	// could always start on the 3 free ones and overtake it.
+	running := []RunningJob{{ID: "R", Hosts: []string{"h0"}, Start: t0, End: t0.Add(100 * time.Second)}}
+	queue := []QueuedJob{job("WIDE", 0, 4, 4, 50*time.Second)}
+	overtakes := 0
+	for i := 1; i <= 6; i++ {
+		queue = append(queue, job(fmt.Sprintf("S%d", i), i, 1, 1, 10*time.Second))
+		pl := h.plan(Snapshot{Now: t0.Add(time.Duration(i) * time.Second), Hosts: hosts(4), Running: running, Queue: queue})
+		var rest []QueuedJob
+		started := map[string]bool{}
+		for _, p := range pl.StartNow {
+			started[p.Job] = true
+		}
+		for _, q := range queue {
+			if !started[q.ID] {
+				rest = append(rest, q)
+			}
+		}
+		if started["WIDE"] {
+			t.Fatal("WIDE started while h0 is busy")
+		}
+		overtakes += len(pl.StartNow)
+		if overtakes > 2 && len(pl.StartNow) > 0 {
+			t.Fatalf("round %d: %d jobs overtook WIDE after it had been overtaken %d times (MaxJumps 2)", i, len(pl.StartNow), overtakes-len(pl.StartNow))
+		}
+		queue = rest
+	}
+	if overtakes == 0 {
+		t.Fatal("no small job ever started: the test shows nothing")
+	}
+}
+
+// With MaxJumps < 0 (unbounded) the same stream keeps overtaking: the
+// bound above is what stops it.
+func TestGA_UnboundedOvertakingForComparison(t *testing.T) {
+	h := newHarness(t, "ga-xms", Options{Seed: 3, Generations: 30, MaxJumps: -1})
+	running := []RunningJob{{ID: "R", Hosts: []string{"h0"}, Start: t0, End: t0.Add(100 * time.Second)}}
+	queue := []QueuedJob{job("WIDE", 0, 4, 4, 50*time.Second)}
+	overtakes := 0
+	for i := 1; i <= 6; i++ {
+		queue = append(queue, job(fmt.Sprintf("S%d", i), i, 1, 1, 10*time.Second))
+		pl := h.plan(Snapshot{Now: t0.Add(time.Duration(i) * time.Second), Hosts: hosts(4), Running: running, Queue: queue})
+		started := map[string]bool{}
+		for _, p := range pl.StartNow {
+			started[p.Job] = true
+		}
+		overtakes += len(pl.StartNow)
+		var rest []QueuedJob
+		for _, q := range queue {
+			if !started[q.ID] {
+				rest = append(rest, q)
+			}
+		}
+		queue = rest
+	}
+	if overtakes <= 2 {
+		t.Fatalf("unbounded GA overtook only %d times; the bounded test would prove nothing", overtakes)
+	}
+}
+
+// A failing predictor falls back to the job's estimate.
+func TestBuilder_PredictionFallsBackToEstimate(t *testing.T) {
+	fail := PredictorFunc(func(context.Context, *QueuedJob, []Host) (time.Duration, error) {
+		return 0, fmt.Errorf("model crashed")
+	})
+	h := newHarness(t, "fifo", Options{Predictor: fail})
+	pl := h.plan(Snapshot{Now: t0, Hosts: hosts(1), Queue: []QueuedJob{job("A", 0, 1, 1, 42*time.Second), job("B", 1, 1, 1, 0)}})
+	if len(pl.StartNow) != 1 || pl.StartNow[0].Predicted != 42*time.Second {
+		t.Fatalf("start now = %+v, want A predicted 42s (its estimate)", pl.StartNow)
+	}
+	if len(pl.Later) != 1 || pl.Later[0].Predicted != time.Hour || !pl.Later[0].Start.Equal(t0.Add(42*time.Second)) {
+		t.Fatalf("later = %+v, want B at +42s with the 1h fallback", pl.Later)
+	}
+}
+
+func TestNew_UnknownPolicy(t *testing.T) {
+	_, err := New("nope", Options{})
+	if err == nil || !strings.Contains(err.Error(), "ga-xms") {
+		t.Fatalf("err = %v, want the list of known policies", err)
+	}
+}
