@@ -1,0 +1,94 @@
+package daemons
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+
+	"msched/spool"
+)
+
+// Init is the init daemon: it takes each file in submitted/, gives it a JID
+// (spool.Claim) and moves it to queued/ with its user and submit time, or,
+// if the file is unreadable or invalid, to rejected/ with every problem as
+// the reason and the user's bytes kept (spool.Claim.Rejection).
+type Init struct{ Env }
+
+// Run serves submitted/ until ctx is done.
+//
+// Recovery at start: a claim left in tmp/ means init crashed after taking a
+// submission out of submitted/ and before (or while) moving it on. The
+// submission has its JID already and nobody else will ever look at it, so
+// it is judged again now under that JID (spool.RecoverClaims also removes
+// claims whose move did complete). There is no Recover(submitted): init's
+// only moves are from claims, which RecoverClaims covers.
+func (d *Init) Run(ctx context.Context) error {
+	log := d.logger("init")
+	sp := d.Spool.As(spool.Init)
+	claims, err := sp.RecoverClaims()
+	if err != nil {
+		return fmt.Errorf("daemons: init: recovery: %w", err)
+	}
+	for _, c := range claims {
+		log.Info("recovered claim", "jid", c.JID, "file", c.Name)
+		if err := judge(sp, c, log); err != nil {
+			return fmt.Errorf("daemons: init: recovery: %w", err)
+		}
+	}
+	skipped := map[string]bool{} // names already logged as unclaimable
+	d.serve(ctx, log, []spool.State{spool.Submitted}, func(ctx context.Context) error {
+		es, err := sp.List(spool.Submitted)
+		if err != nil {
+			return err
+		}
+		var errs []error
+		for _, e := range es {
+			if ctx.Err() != nil {
+				return nil
+			}
+			c, err := sp.Claim(e.Name)
+			if errors.Is(err, spool.ErrNotFound) {
+				continue // withdrawn by its submitter
+			} else if err != nil {
+				// A directory or a device node dropped into submitted/
+				// cannot be claimed; say so once, not on every scan.
+				if !skipped[e.Name] {
+					log.Warn("cannot claim submission", "file", e.Name, "err", err)
+					skipped[e.Name] = true
+				}
+				continue
+			}
+			if err := judge(sp, c, log); err != nil {
+				errs = append(errs, err)
+			}
+		}
+		return errors.Join(errs...)
+	})
+	return nil
+}
+
+// judge moves a claimed submission to queued/ or, if it does not parse or
+// is invalid, to rejected/ with the reason. A claim whose move fails stays
+// in tmp/ and is judged again at the next start (RecoverClaims).
+func judge(sp *spool.Spool, c *spool.Claim, log *slog.Logger) error {
+	j, err := c.Job()
+	if err == nil {
+		if err := sp.Move(j, spool.Submitted, spool.Queued, ""); err != nil {
+			return fmt.Errorf("daemons: init: %s: %w", c.JID, err)
+		}
+		log.Info("queued", "jid", j.JID, "file", c.Name, "user", j.User)
+		return nil
+	}
+	reason := err.Error()
+	var pe *spool.ParseError
+	if errors.As(err, &pe) {
+		reason = pe.Detail() // one problem per line, without the package prefix
+	}
+	r := c.Rejection(reason)
+	if err := sp.Move(r, spool.Submitted, spool.Rejected, "invalid submission"); err != nil {
+		return fmt.Errorf("daemons: init: %s: %w", c.JID, err)
+	}
+	log.Info("rejected", "jid", r.JID, "file", c.Name, "reason", reason)
+	return nil
+}

@@ -1,0 +1,527 @@
+package daemons
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"msched/launch"
+	"msched/notify"
+	"msched/spool"
+)
+
+// DefaultMaxAttempts is how many times the run daemon tries to start a job
+// (or loses it in flight) before it gives up: a missing executable does not
+// fix itself, but a full disk or a restarted daemon may, once or twice.
+const DefaultMaxAttempts = 3
+
+// RunDir is the directory under spool/db where the run daemon keeps each
+// launch's pid, result and host files (<JID>.pid, <JID>.result, …).
+const RunDir = "run"
+
+// Run is the run daemon: runnable → running → finished. It starts each job
+// through its Launcher on the hosts the scheduler chose, follows it to the
+// end, and records how it ended. It honours cancel requests for jobs in its
+// directories.
+//
+// # What happens to a job when run dies
+//
+// A job running when `run` died keeps running under its shepherd; the
+// restarted run daemon adopts it and records its result once; only if the
+// shepherd itself died is the job re-queued (counted as an attempt).
+//
+// That rests on three things: a job is moved to running/ before it is
+// started (so a crash never leaves a started job in runnable/, to be started
+// again); a job is never the daemon's child but its shepherd's (package
+// launch), which survives the daemon and writes the result to a file; and a
+// job leaves running/ by exactly one Move, made by the one goroutine that
+// follows it. Before a re-queue, launch.Adopt has killed whatever was left
+// of a lost job's process group, so no two copies of a job ever run. A job
+// the daemon moved to running/ but had not yet handed to a shepherd when it
+// died (no pid file) never ran: it is re-queued without counting an attempt.
+type Run struct {
+	Env
+	Launcher    launch.Launcher
+	MaxAttempts int           // 0: DefaultMaxAttempts
+	KillGrace   time.Duration // 0: launch.DefaultKillGrace
+}
+
+// runner is the state of one Run call.
+type runner struct {
+	d       *Run
+	sp      *spool.Spool
+	log     *slog.Logger
+	ctx     context.Context
+	max     int
+	runDir  string
+	mu      sync.Mutex
+	tracked map[string]*runJob // jobs this daemon is starting or following
+	wg      sync.WaitGroup
+}
+
+// runJob is one job being started or followed. Its goroutine is the only
+// writer of its job file, except that the scan loop records a cancel
+// request; mu serialises the two.
+type runJob struct {
+	mu        sync.Mutex
+	j         *spool.Job
+	spec      launch.Spec
+	h         launch.Handle  // nil until the shepherd runs
+	cancel    *spool.Control // a cancel request not yet acted on
+	cancelled bool           // the request was acted on
+	done      bool           // the job has left runnable/running
+}
+
+// Run serves runnable/ and running/ until ctx is done; jobs it started keep
+// running under their shepherds, to be adopted by the next run daemon.
+//
+// Recovery at start, in this order and before any new job is started:
+//
+//  1. spool.Recover(runnable) and Recover(running) complete moves that a
+//     crash cut in half, so every job is in the one state its file names.
+//  2. Every job in running/ was started, or was about to be, by an earlier
+//     run daemon. launch.Adopt says which: its result is on disk (record it
+//     now, once), its shepherd is alive (follow it as if we had started it),
+//     or neither (the job was lost in flight: re-queue it or, if its attempts
+//     are spent, finish it with the reason). Nothing in running/ is started
+//     again blindly: that would run a job twice.
+//  3. Launch files in db/run/ of jobs no longer in running/ are removed: a
+//     crash after a job's result was recorded and before its files were.
+func (d *Run) Run(ctx context.Context) error {
+	if d.Launcher == nil {
+		return errors.New("daemons: run: no launcher")
+	}
+	r := &runner{d: d, sp: d.Spool.As(spool.Run), log: d.logger("run"), ctx: ctx,
+		max: d.MaxAttempts, tracked: map[string]*runJob{}}
+	if r.max <= 0 {
+		r.max = DefaultMaxAttempts
+	}
+	r.runDir = filepath.Join(r.sp.Path(spool.DirDB), RunDir)
+	if err := os.MkdirAll(r.runDir, spool.DirPerm); err != nil {
+		return fmt.Errorf("daemons: run: %w", err)
+	}
+	defer r.wg.Wait()
+	if err := r.recover(); err != nil {
+		return err
+	}
+	d.serve(ctx, r.log, []spool.State{spool.Runnable, spool.Running}, r.scan)
+	return nil
+}
+
+func (r *runner) recover() error {
+	for _, st := range []spool.State{spool.Runnable, spool.Running} {
+		rs, err := r.sp.Recover(st)
+		if err != nil {
+			return fmt.Errorf("daemons: run: recovery: %w", err)
+		}
+		for _, x := range rs {
+			r.log.Warn("recovered", "state", st, "jid", x.JID, "action", x.Action, "detail", x.Detail)
+		}
+	}
+	es, err := r.sp.List(spool.Running)
+	if err != nil {
+		return fmt.Errorf("daemons: run: recovery: %w", err)
+	}
+	keep := map[string]bool{}
+	for _, e := range es {
+		keep[e.Name] = true
+		j, err := r.sp.Read(spool.Running, e.Name)
+		if err != nil {
+			r.log.Error("cannot read running job; left alone", "file", e.Name, "err", err)
+			continue
+		}
+		rj := &runJob{j: j, spec: r.spec(j)}
+		a, err := launch.Adopt(rj.spec.PidPath, rj.spec.ResultPath)
+		if err != nil {
+			r.log.Error("cannot adopt job; left alone", "jid", j.JID, "err", err)
+			continue
+		}
+		r.log.Info("adopting", "jid", j.JID, "found", a.State)
+		r.track(rj)
+		switch a.State {
+		case launch.Finished:
+			r.record(rj, a.Result)
+			r.untrack(rj)
+		case launch.Running:
+			rj.h = a.Handle
+			r.wg.Add(1)
+			go func() {
+				defer r.wg.Done()
+				defer r.untrack(rj)
+				r.follow(rj)
+			}()
+		case launch.Gone:
+			rj.mu.Lock()
+			if _, err := os.Lstat(rj.spec.PidPath); errors.Is(err, os.ErrNotExist) {
+				// Start creates the pid file before it forks: without one
+				// the job was never handed to a shepherd and never ran.
+				if rj.j.Run != nil && rj.j.Run.Attempts > 0 {
+					rj.j.Run.Attempts--
+				}
+				r.retry(rj, "not started: the run daemon stopped before starting it")
+			} else {
+				r.retry(rj, "lost: run daemon restarted and the job's shepherd was gone")
+			}
+			rj.mu.Unlock()
+			r.untrack(rj)
+		}
+	}
+	// Step 3: files of jobs that have left running/.
+	des, err := os.ReadDir(r.runDir)
+	if err != nil {
+		return fmt.Errorf("daemons: run: recovery: %w", err)
+	}
+	for _, de := range des {
+		jid, _, _ := strings.Cut(de.Name(), ".")
+		if !keep[jid] {
+			os.Remove(filepath.Join(r.runDir, de.Name()))
+		}
+	}
+	return nil
+}
+
+// scan starts the jobs in runnable/ that are not started yet and passes
+// cancel requests to the jobs they name. It never waits for a job.
+func (r *runner) scan(ctx context.Context) error {
+	cs, err := r.sp.Controls()
+	if err != nil {
+		return err
+	}
+	es, err := r.sp.List(spool.Runnable)
+	if err != nil {
+		return err
+	}
+	for _, e := range es {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if r.isTracked(e.Name) {
+			continue
+		}
+		j, err := r.sp.Read(spool.Runnable, e.Name)
+		if errors.Is(err, spool.ErrNotFound) {
+			continue
+		} else if err != nil {
+			r.log.Error("cannot read runnable job", "file", e.Name, "err", err)
+			continue
+		}
+		rj := &runJob{j: j}
+		r.track(rj)
+		r.wg.Add(1)
+		go func() {
+			defer r.wg.Done()
+			defer r.untrack(rj)
+			if r.start(rj) {
+				r.follow(rj)
+			}
+		}()
+	}
+	for _, c := range cs {
+		r.mu.Lock()
+		rj := r.tracked[c.JID]
+		r.mu.Unlock()
+		if rj != nil {
+			r.requestCancel(rj, c)
+		}
+	}
+	return nil
+}
+
+func (r *runner) track(rj *runJob) {
+	r.mu.Lock()
+	r.tracked[rj.j.JID] = rj
+	r.mu.Unlock()
+}
+
+func (r *runner) untrack(rj *runJob) {
+	r.mu.Lock()
+	if r.tracked[rj.j.JID] == rj {
+		delete(r.tracked, rj.j.JID)
+	}
+	r.mu.Unlock()
+}
+
+func (r *runner) isTracked(jid string) bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.tracked[jid] != nil
+}
+
+// requestCancel records a cancel request for rj and acts on it if the job
+// is running; a job still being started acts on it itself.
+func (r *runner) requestCancel(rj *runJob, c spool.Control) {
+	rj.mu.Lock()
+	defer rj.mu.Unlock()
+	if rj.done || rj.cancelled {
+		return // acted on, or the job has moved on: the request is not ours
+	}
+	rj.cancel = &c
+	if rj.h != nil {
+		r.cancelRunning(rj)
+	}
+}
+
+// cancelRunning signals a running job and records cancel_requested; the
+// job ends in finished/ like any killed job. Called with rj.mu held.
+func (r *runner) cancelRunning(rj *runJob) {
+	if err := rj.h.Cancel(); err != nil {
+		r.log.Error("cancel failed; will retry on the next scan", "jid", rj.j.JID, "err", err)
+		rj.cancel = nil
+		return
+	}
+	rj.cancelled = true
+	rj.j.CancelRequested = true
+	if err := r.sp.Update(rj.j); err != nil {
+		r.log.Error("cannot record cancel_requested", "jid", rj.j.JID, "err", err)
+	}
+	r.doneControl(*rj.cancel)
+	r.log.Info("cancelled", "jid", rj.j.JID)
+}
+
+func (r *runner) doneControl(c spool.Control) {
+	if err := r.sp.DoneControl(c); err != nil {
+		r.log.Error("cannot remove control request", "jid", c.JID, "err", err)
+	}
+}
+
+// spec is the launch of j. Its file paths depend only on the JID, so a
+// restarted daemon finds them again.
+func (r *runner) spec(j *spool.Job) launch.Spec {
+	out, errp := notify.CapturedPaths(r.sp.Path(spool.DirOutput), j.JID)
+	s := launch.Spec{
+		JID: j.JID, Argv: j.Command, Dir: j.Workdir,
+		Stdout: j.Stdout, Stderr: j.Stderr,
+		Walltime: time.Duration(j.Walltime), KillGrace: r.d.KillGrace,
+		ResultPath: filepath.Join(r.runDir, j.JID+".result"),
+		PidPath:    filepath.Join(r.runDir, j.JID+".pid"),
+	}
+	if j.Schedule != nil {
+		s.Hosts = j.Schedule.Hosts
+	}
+	if s.Stdout == "" {
+		s.Stdout = out
+	}
+	if s.Stderr == "" {
+		s.Stderr = errp
+	}
+	return s
+}
+
+// start moves a runnable job to running/ and hands it to a shepherd. It
+// reports whether there is a started job to follow.
+func (r *runner) start(rj *runJob) bool {
+	rj.mu.Lock()
+	j := rj.j
+	if rj.cancel != nil {
+		j.Reason = "cancelled"
+		if err := r.sp.Move(j, spool.Runnable, spool.Rejected, "cancelled before start"); err != nil {
+			r.log.Error("cannot reject cancelled job", "jid", j.JID, "err", err)
+		} else {
+			rj.done, rj.cancelled = true, true
+			r.doneControl(*rj.cancel)
+			r.log.Info("cancelled before start", "jid", j.JID)
+		}
+		rj.mu.Unlock()
+		return false
+	}
+	if j.Schedule == nil || len(j.Schedule.Hosts) == 0 {
+		// The scheduler placed it on no host: a bug upstream, not something
+		// another attempt would change.
+		j.Reason = "runnable without hosts: the scheduler gave the job no host"
+		if err := r.sp.Move(j, spool.Runnable, spool.Rejected, "no hosts"); err != nil {
+			r.log.Error("cannot reject job without hosts", "jid", j.JID, "err", err)
+		}
+		rj.done = true
+		rj.mu.Unlock()
+		return false
+	}
+	rj.spec = r.spec(j)
+	attempts := 1
+	if j.Run != nil {
+		attempts = j.Run.Attempts + 1
+	}
+	j.Run = &spool.RunInfo{StartedAt: time.Now().UTC(), Attempts: attempts, Host: j.Schedule.Hosts[0]}
+	j.Reason = ""
+	if j.Stdout == "" || j.Stderr == "" {
+		if err := os.MkdirAll(filepath.Dir(rj.spec.Stdout), spool.DirPerm); err != nil && j.Stdout == "" {
+			r.log.Error("cannot create output directory", "jid", j.JID, "err", err) // the shepherd reports it as a start error
+		}
+		if err := os.MkdirAll(filepath.Dir(rj.spec.Stderr), spool.DirPerm); err != nil && j.Stderr == "" {
+			r.log.Error("cannot create output directory", "jid", j.JID, "err", err)
+		}
+	}
+	// Recorded before the start, so that a crash can never leave a started
+	// job in runnable/ to be started a second time.
+	if err := r.sp.Move(j, spool.Runnable, spool.Running, fmt.Sprintf("attempt %d on %s", attempts, strings.Join(j.Schedule.Hosts, ","))); err != nil {
+		r.log.Error("cannot move job to running; will retry", "jid", j.JID, "err", err)
+		rj.mu.Unlock()
+		return false
+	}
+	rj.mu.Unlock()
+
+	h, err := r.d.Launcher.Start(r.ctx, rj.spec)
+	if err != nil {
+		if r.ctx.Err() != nil {
+			return false // stopping; the next run daemon finds no pid file and re-queues it
+		}
+		rj.mu.Lock()
+		r.retry(rj, "cannot start: "+err.Error())
+		rj.mu.Unlock()
+		return false
+	}
+	rec := r.awaitPgid(rj.spec)
+	rj.mu.Lock()
+	defer rj.mu.Unlock()
+	rj.h = h
+	j.Run.PID, j.Run.PGID = h.Pid(), rec.Pgid
+	if _, err := os.Lstat(rj.spec.ResultPath); err != nil {
+		// Not worth two fsyncs for a job that has already ended: its final
+		// Move records the same.
+		if err := r.sp.Update(j); err != nil {
+			r.log.Error("cannot record pid", "jid", j.JID, "err", err)
+		}
+	}
+	if rj.cancel != nil {
+		r.cancelRunning(rj)
+	}
+	r.log.Info("started", "jid", j.JID, "attempt", attempts, "pid", j.Run.PID, "hosts", strings.Join(j.Schedule.Hosts, ","))
+	return true
+}
+
+// pgidWait bounds the wait for a new shepherd to record the job's process
+// group: an exec and the start of the job, milliseconds on a busy machine.
+const pgidWait = 2 * time.Second
+
+// awaitPgid reads the pid file until it names the job's process group, the
+// job has ended (result file) or pgidWait passes.
+func (r *runner) awaitPgid(s launch.Spec) launch.PidFile {
+	deadline := time.Now().Add(pgidWait)
+	for d := time.Millisecond; ; d = min(2*d, 50*time.Millisecond) {
+		rec, err := launch.ReadPidFile(s.PidPath)
+		if err == nil && rec.Pgid != 0 {
+			return rec
+		}
+		if _, err := os.Lstat(s.ResultPath); err == nil || time.Now().After(deadline) || r.ctx.Err() != nil {
+			return rec
+		}
+		time.Sleep(d)
+	}
+}
+
+// follow waits for a started job's result and records it. If the daemon is
+// stopping it returns at once: the job goes on under its shepherd.
+func (r *runner) follow(rj *runJob) {
+	res, err := rj.h.Wait(r.ctx)
+	if r.ctx.Err() != nil {
+		return
+	}
+	if errors.Is(err, launch.ErrLost) {
+		rj.mu.Lock()
+		r.retry(rj, "lost: the job's shepherd died without a result")
+		rj.mu.Unlock()
+		return
+	}
+	if err != nil {
+		res = launch.Result{EndedAt: time.Now(), ExitStatus: -1, Reason: "result unreadable: " + err.Error()}
+	}
+	r.record(rj, res)
+}
+
+// record writes a job's Result into its file and moves it to finished/, or
+// back to queued/ if it never started and has attempts left.
+func (r *runner) record(rj *runJob, res launch.Result) {
+	rj.mu.Lock()
+	defer rj.mu.Unlock()
+	j := rj.j
+	if res.StartError {
+		r.retry(rj, res.Reason)
+		return
+	}
+	if j.Run == nil {
+		j.Run = &spool.RunInfo{}
+	}
+	if !res.StartedAt.IsZero() {
+		j.Run.StartedAt = res.StartedAt.UTC() // the shepherd's, closer to the truth
+	}
+	j.Run.EndedAt = res.EndedAt.UTC()
+	j.Run.ExitStatus, j.Run.Signal = nil, res.Signal
+	if res.ExitStatus >= 0 && res.Signal == "" {
+		es := res.ExitStatus
+		j.Run.ExitStatus = &es
+	}
+	j.Reason = res.Reason
+	note := res.Reason
+	if note == "" {
+		note = "exit status 0"
+	}
+	r.finish(rj, note)
+}
+
+// retry handles a start that failed or a job that was lost: back to queued/
+// while attempts remain, else to finished/ with the reason (running →
+// rejected is not a move: see spool/doc.go). Called with rj.mu held.
+func (r *runner) retry(rj *runJob, reason string) {
+	j := rj.j
+	attempts := 0
+	if j.Run != nil {
+		attempts = j.Run.Attempts
+	}
+	if attempts < r.max {
+		// The schedule was for this attempt; the scheduler places the job anew.
+		j.Run, j.Schedule, j.Reason = &spool.RunInfo{Attempts: attempts}, nil, ""
+		if attempts == 0 {
+			j.Run = nil
+		}
+		note := fmt.Sprintf("%s (attempt %d of %d); re-queued", reason, attempts, r.max)
+		if err := r.sp.Move(j, spool.Running, spool.Queued, note); err != nil {
+			r.log.Error("cannot re-queue job", "jid", j.JID, "err", err)
+			return
+		}
+		rj.done = true
+		r.cleanup(rj)
+		r.log.Warn("re-queued", "jid", j.JID, "reason", reason, "attempts", attempts)
+		return
+	}
+	if j.Run == nil {
+		j.Run = &spool.RunInfo{}
+	}
+	if j.Run.EndedAt.IsZero() {
+		j.Run.EndedAt = time.Now().UTC()
+	}
+	j.Run.ExitStatus = nil
+	j.Reason = fmt.Sprintf("%s (attempt %d of %d; giving up)", reason, attempts, r.max)
+	r.finish(rj, j.Reason)
+}
+
+// finish moves a job to finished/ and removes its launch files. Called
+// with rj.mu held.
+func (r *runner) finish(rj *runJob, note string) {
+	j := rj.j
+	if err := r.sp.Move(j, spool.Running, spool.Finished, note); err != nil {
+		// Left in running/ with its result on disk: the next run daemon
+		// adopts it as Finished and records it then.
+		r.log.Error("cannot move job to finished", "jid", j.JID, "err", err)
+		return
+	}
+	rj.done = true
+	r.cleanup(rj)
+	r.log.Info("finished", "jid", j.JID, "note", note)
+}
+
+// cleanup removes the launch files once the outcome is in the job file.
+func (r *runner) cleanup(rj *runJob) {
+	if rj.spec.ResultPath == "" {
+		return
+	}
+	for _, f := range rj.spec.Files() {
+		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+			r.log.Warn("cannot remove launch file", "file", f, "err", err)
+		}
+	}
+}

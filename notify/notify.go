@@ -1,0 +1,43 @@
+// Package notify tells users about their jobs: it renders the report the
+// reaper writes to spool/reports/<jid>.txt and hands to a Notifier. Mail
+// (SMTP) comes in a later issue; the Notifier seam is where it plugs in.
+package notify
+
+import (
+	"context"
+	"path/filepath"
+)
+
+// Report is what a user is told about one job that left the system.
+type Report struct {
+	JID     string
+	Name    string
+	User    string
+	To      string // the job's notify address, else its user
+	State   string // "exited" or "rejected"
+	Subject string
+	Body    string
+}
+
+// A Notifier delivers a report to its user (mail, a chat hook, …). The
+// reaper calls it after the report file is written and logs its errors: a
+// failed notification never keeps a job from being reaped, because the
+// report file is the durable record.
+type Notifier interface {
+	Notify(ctx context.Context, r Report) error
+}
+
+// NotifierFunc lets a function serve as a Notifier.
+type NotifierFunc func(ctx context.Context, r Report) error
+
+// Notify calls f.
+func (f NotifierFunc) Notify(ctx context.Context, r Report) error { return f(ctx, r) }
+
+// CapturedPaths returns where the run daemon captures a job's stdout and
+// stderr when the job names no destination: <outputDir>/<jid>/stdout and
+// …/stderr, outputDir being the spool's output/ directory. The run daemon
+// writes there and Render reads from there, so both take the paths from here.
+func CapturedPaths(outputDir, jid string) (stdout, stderr string) {
+	d := filepath.Join(outputDir, jid)
+	return filepath.Join(d, "stdout"), filepath.Join(d, "stderr")
+}

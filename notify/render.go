@@ -1,0 +1,240 @@
+package notify
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"strings"
+	"time"
+
+	"msched/spool"
+)
+
+// OutputLimit is how much of a captured output stream a report carries: the
+// last 64 KiB, where a failing program says why. A mail larger than that is
+// a burden, and the whole file stays under spool/output/ for whoever wants
+// it.
+const OutputLimit = 64 << 10
+
+// Render writes the report for j, a job in exited/ or rejected/. outputDir
+// is the spool's output/ directory (Spool.Path(spool.DirOutput)); the
+// captured stdout and stderr of a job that named no stdout destination are
+// read from there (CapturedPaths). Render never fails: what it cannot read
+// it says it could not read.
+func Render(j *spool.Job, outputDir string) Report {
+	r := Report{JID: j.JID, Name: j.Name, User: j.User, To: j.Notify, State: string(j.State())}
+	if r.To == "" {
+		r.To = j.User
+	}
+	if r.State == "" {
+		r.State = string(spool.Exited)
+		if j.Original != "" || j.Run == nil {
+			r.State = string(spool.Rejected)
+		}
+	}
+	r.Subject = subject(j, r.State)
+
+	var b strings.Builder
+	line := func(k, format string, a ...any) { fmt.Fprintf(&b, "%-12s %s\n", k+":", fmt.Sprintf(format, a...)) }
+	line("Job", "%s", nonEmpty(j.Name, "(no name)"))
+	line("JID", "%s", j.JID)
+	line("State", "%s", r.State)
+	if j.User != "" {
+		line("User", "%s", j.User)
+	}
+	if len(j.Command) > 0 {
+		line("Command", "%s", quoteArgv(j.Command))
+	}
+	if j.Workdir != "" {
+		line("Workdir", "%s", j.Workdir)
+	}
+	if j.Schedule != nil && len(j.Schedule.Hosts) > 0 {
+		line("Hosts", "%s (%d)", strings.Join(j.Schedule.Hosts, ", "), len(j.Schedule.Hosts))
+	}
+	if !j.SubmittedAt.IsZero() {
+		line("Submitted", "%s", stamp(j.SubmittedAt))
+	}
+	run := j.Run
+	if run != nil && !run.StartedAt.IsZero() {
+		line("Started", "%s", stamp(run.StartedAt))
+		if !j.SubmittedAt.IsZero() {
+			line("Wait", "%s", dur(run.StartedAt.Sub(j.SubmittedAt)))
+		}
+	}
+	if run != nil && !run.EndedAt.IsZero() {
+		line("Ended", "%s", stamp(run.EndedAt))
+	}
+	if run != nil && run.Attempts > 1 {
+		line("Attempts", "%d", run.Attempts)
+	}
+	actual, hasActual := Actual(j)
+	predicted, hasPredicted := Predicted(j)
+	switch {
+	case hasPredicted && hasActual:
+		line("Predicted", "%s", dur(predicted))
+		line("Actual", "%s (prediction error %s)", dur(actual), errPercent(predicted, actual))
+	case hasActual:
+		line("Actual", "%s (no prediction)", dur(actual))
+	case hasPredicted:
+		line("Predicted", "%s", dur(predicted))
+	}
+	if run != nil {
+		switch {
+		case run.ExitStatus != nil:
+			line("Exit status", "%d", *run.ExitStatus)
+		case run.Signal != "":
+			line("Signal", "%s", run.Signal)
+		}
+	}
+	if j.CancelRequested {
+		line("Cancelled", "at the user's request")
+	}
+	if j.Reason != "" {
+		lines := strings.Split(strings.TrimRight(j.Reason, "\n"), "\n")
+		line("Reason", "%s", lines[0])
+		for _, l := range lines[1:] {
+			fmt.Fprintf(&b, "%-12s %s\n", "", l)
+		}
+	}
+	if j.Original != "" {
+		b.WriteString("\nThe submitted file, as received:\n\n")
+		b.WriteString(indent(j.Original))
+	}
+	if j.Stdout == "" && j.Run != nil {
+		out, errPath := CapturedPaths(outputDir, j.JID)
+		section(&b, "Standard output", out, j.Stderr == "")
+		if j.Stderr == "" {
+			section(&b, "Standard error", errPath, false)
+		}
+	} else if j.Stdout != "" {
+		fmt.Fprintf(&b, "\nStandard output went to %s.\n", j.Stdout)
+	}
+	r.Body = b.String()
+	return r
+}
+
+// Actual is the job's run time, when it has both a start and an end.
+func Actual(j *spool.Job) (time.Duration, bool) {
+	if j.Run == nil || j.Run.StartedAt.IsZero() || j.Run.EndedAt.IsZero() || j.Run.EndedAt.Before(j.Run.StartedAt) {
+		return 0, false
+	}
+	return j.Run.EndedAt.Sub(j.Run.StartedAt), true
+}
+
+// Predicted is the scheduler's prediction of the job's run time, if any.
+func Predicted(j *spool.Job) (time.Duration, bool) {
+	if j.Schedule == nil || j.Schedule.PredictedSeconds <= 0 || math.IsInf(j.Schedule.PredictedSeconds, 0) {
+		return 0, false
+	}
+	return time.Duration(j.Schedule.PredictedSeconds * float64(time.Second)), true
+}
+
+// errPercent is the prediction error relative to the actual run time,
+// signed: positive when the prediction was too long.
+func errPercent(predicted, actual time.Duration) string {
+	if actual <= 0 {
+		return "undefined: the job took no measurable time"
+	}
+	return fmt.Sprintf("%+.1f%%", 100*(predicted.Seconds()-actual.Seconds())/actual.Seconds())
+}
+
+func subject(j *spool.Job, state string) string {
+	what := j.JID
+	if j.Name != "" {
+		what += " (" + j.Name + ")"
+	}
+	first := func(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
+	switch {
+	case state == string(spool.Rejected):
+		return fmt.Sprintf("msched: job %s rejected: %s", what, first(nonEmpty(j.Reason, "no reason given")))
+	case j.Run != nil && j.Run.ExitStatus != nil && j.Reason == "":
+		return fmt.Sprintf("msched: job %s exited with status %d", what, *j.Run.ExitStatus)
+	case j.Reason != "":
+		return fmt.Sprintf("msched: job %s ended: %s", what, first(j.Reason))
+	case j.Run != nil && j.Run.Signal != "":
+		return fmt.Sprintf("msched: job %s killed by %s", what, j.Run.Signal)
+	}
+	return fmt.Sprintf("msched: job %s ended", what)
+}
+
+// section appends a captured stream, or a note that there is none; a
+// missing file gets that note only when keepMissing (a job that wrote
+// nothing to stderr needs no line saying so).
+func section(b *strings.Builder, title, path string, keepMissing bool) {
+	data, truncated, err := tail(path, OutputLimit)
+	switch {
+	case os.IsNotExist(err):
+		if keepMissing {
+			fmt.Fprintf(b, "\n%s: none captured.\n", title)
+		}
+		return
+	case err != nil:
+		fmt.Fprintf(b, "\n%s: cannot read %s: %v\n", title, path, err)
+		return
+	case len(data) == 0:
+		fmt.Fprintf(b, "\n%s: empty.\n", title)
+		return
+	}
+	if truncated {
+		fmt.Fprintf(b, "\n%s (truncated: the last %d KiB; all of it is in %s):\n\n", title, OutputLimit>>10, path)
+	} else {
+		fmt.Fprintf(b, "\n%s:\n\n", title)
+	}
+	b.WriteString(indent(string(data)))
+}
+
+// tail reads at most the last limit bytes of path.
+func tail(path string, limit int64) (data []byte, truncated bool, err error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, false, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	off := int64(0)
+	if fi.Size() > limit {
+		off, truncated = fi.Size()-limit, true
+	}
+	data, err = io.ReadAll(io.NewSectionReader(f, off, limit))
+	return data, truncated, err
+}
+
+func indent(s string) string {
+	s = strings.TrimRight(s, "\n")
+	return "    " + strings.ReplaceAll(s, "\n", "\n    ") + "\n"
+}
+
+func stamp(t time.Time) string { return t.UTC().Format("2006-01-02 15:04:05.000 UTC") }
+
+// dur rounds a duration for people: milliseconds under a minute, seconds above.
+func dur(d time.Duration) string {
+	if d < time.Minute {
+		return d.Round(time.Millisecond).String()
+	}
+	return d.Round(time.Second).String()
+}
+
+func nonEmpty(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// quoteArgv shows an argv unambiguously: words that are plain are shown as
+// they are, the others quoted Go-style. It is for reading, not for a shell.
+func quoteArgv(argv []string) string {
+	out := make([]string, len(argv))
+	for i, a := range argv {
+		if a == "" || strings.ContainsAny(a, " \t\n\"'\\$`") {
+			out[i] = fmt.Sprintf("%q", a)
+		} else {
+			out[i] = a
+		}
+	}
+	return strings.Join(out, " ")
+}
