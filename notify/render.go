@@ -101,14 +101,16 @@ func Render(j *spool.Job, outputDir string) Report {
 		b.WriteString("\nThe submitted file, as received:\n\n")
 		b.WriteString(indent(j.Original))
 	}
-	if j.Stdout == "" && j.Run != nil {
+	if j.Run != nil {
 		out, errPath := CapturedPaths(outputDir, j.JID)
-		section(&b, "Standard output", out, j.Stderr == "")
+		if j.Stdout == "" {
+			section(&b, "Standard output", out, true)
+		} else {
+			fmt.Fprintf(&b, "\nStandard output went to %s.\n", j.Stdout)
+		}
 		if j.Stderr == "" {
 			section(&b, "Standard error", errPath, false)
 		}
-	} else if j.Stdout != "" {
-		fmt.Fprintf(&b, "\nStandard output went to %s.\n", j.Stdout)
 	}
 	r.Body = b.String()
 	return r

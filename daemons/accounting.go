@@ -1,0 +1,276 @@
+package daemons
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"msched/notify"
+	"msched/spool"
+)
+
+// The accounting log, under spool/db/: one line per job that left the
+// system, in two forms. The SWF file (Standard Workload Format 2.2, the
+// Parallel Workloads Archive's) feeds the simulator and other tools; the
+// JSON lines keep what SWF cannot (names, hosts, reasons).
+const (
+	AccountingSWF   = "accounting.swf"
+	AccountingJSONL = "accounting.jsonl"
+)
+
+// swfHeader starts a new SWF file. Submit times are seconds since the Unix
+// epoch (UnixStartTime 0), so they need no per-file offset and two logs of
+// one spool line up; job numbers are the JIDs' numbers.
+const swfHeader = `; Version: 2.2
+; Computer: msched
+; Installation: msched reaper accounting log
+; UnixStartTime: 0
+; TimeZoneString: UTC
+; Note: submit times are seconds since 1970-01-01 00:00:00 UTC; job numbers are JID numbers;
+; Note: user and executable numbers are assigned in order of first appearance in accounting.jsonl
+`
+
+// SWF status codes (field 11) that msched uses.
+const (
+	swfFailed    = 0 // ended with a non-zero status, a signal or a reason, or rejected
+	swfCompleted = 1 // exit status 0
+	swfCancelled = 5 // cancelled by its user
+)
+
+// Record is one line of accounting.jsonl.
+type Record struct {
+	JID              string    `json:"jid"`
+	Name             string    `json:"name,omitempty"`
+	User             string    `json:"user,omitempty"`
+	Executable       string    `json:"executable,omitempty"` // command[0]
+	Hosts            []string  `json:"hosts,omitempty"`
+	SubmittedAt      time.Time `json:"submitted_at,omitzero"`
+	StartedAt        time.Time `json:"started_at,omitzero"`
+	EndedAt          time.Time `json:"ended_at,omitzero"`
+	WaitSeconds      *float64  `json:"wait_seconds,omitempty"`
+	PredictedSeconds *float64  `json:"predicted_seconds,omitempty"`
+	ActualSeconds    *float64  `json:"actual_seconds,omitempty"`
+	ExitStatus       *int      `json:"exit_status,omitempty"`
+	Signal           string    `json:"signal,omitempty"`
+	State            string    `json:"state"` // exited or rejected
+	Reason           string    `json:"reason,omitempty"`
+	Attempts         int       `json:"attempts,omitempty"`
+	Cancelled        bool      `json:"cancelled,omitempty"`
+	SWFStatus        int       `json:"swf_status"`
+}
+
+// NewRecord is the accounting record of a job in exited/ or rejected/.
+func NewRecord(j *spool.Job) Record {
+	r := Record{JID: j.JID, Name: j.Name, User: j.User, SubmittedAt: j.SubmittedAt,
+		State: string(j.State()), Reason: j.Reason, Cancelled: j.CancelRequested || j.Reason == "cancelled"}
+	if len(j.Command) > 0 {
+		r.Executable = j.Command[0]
+	}
+	if j.Schedule != nil {
+		r.Hosts = j.Schedule.Hosts
+	}
+	if p, ok := notify.Predicted(j); ok {
+		r.PredictedSeconds = ptr(p.Seconds())
+	}
+	if run := j.Run; run != nil {
+		r.StartedAt, r.EndedAt, r.ExitStatus, r.Signal, r.Attempts = run.StartedAt, run.EndedAt, run.ExitStatus, run.Signal, run.Attempts
+		if a, ok := notify.Actual(j); ok {
+			r.ActualSeconds = ptr(a.Seconds())
+		}
+		if !run.StartedAt.IsZero() && !j.SubmittedAt.IsZero() {
+			r.WaitSeconds = ptr(run.StartedAt.Sub(j.SubmittedAt).Seconds())
+		}
+	}
+	switch {
+	case r.Cancelled:
+		r.SWFStatus = swfCancelled
+	case r.State == string(spool.Exited) && r.ExitStatus != nil && *r.ExitStatus == 0 && r.Reason == "":
+		r.SWFStatus = swfCompleted
+	default:
+		r.SWFStatus = swfFailed
+	}
+	return r
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// accounting appends to the two logs. It remembers which JIDs each already
+// holds, so that reaping a job again after a crash (between the append and
+// the removal of the job file) adds nothing: never two records for a JID.
+type accounting struct {
+	swf, jsonl       *os.File
+	inSWF, inJSONL   map[string]bool
+	users, exes      map[string]int // SWF numbers, from 1 in order of first appearance
+	nextUser, nextEx int
+}
+
+// openAccounting opens (creating) both logs in dir, cuts a torn last line
+// left by a crash in the middle of an append, and loads the JIDs recorded.
+func openAccounting(dir string) (*accounting, error) {
+	a := &accounting{inSWF: map[string]bool{}, inJSONL: map[string]bool{}, users: map[string]int{}, exes: map[string]int{}}
+	var err error
+	var data []byte
+	if a.jsonl, data, err = openLog(filepath.Join(dir, AccountingJSONL), ""); err != nil {
+		return nil, err
+	}
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		var r Record
+		if len(line) == 0 || json.Unmarshal(line, &r) != nil || r.JID == "" {
+			continue
+		}
+		a.inJSONL[r.JID] = true
+		a.number(r)
+	}
+	if a.swf, data, err = openLog(filepath.Join(dir, AccountingSWF), swfHeader); err != nil {
+		a.jsonl.Close()
+		return nil, err
+	}
+	for _, line := range strings.Split(string(data), "\n") {
+		f := strings.Fields(line)
+		if len(f) == 0 || strings.HasPrefix(f[0], ";") {
+			continue
+		}
+		if n, err := strconv.ParseInt(f[0], 10, 64); err == nil && n > 0 {
+			a.inSWF[spool.FormatJID(n)] = true
+		}
+	}
+	return a, nil
+}
+
+// openLog opens an append-only log, returning its whole lines. A last line
+// without its newline is a torn append: it is cut, and the record it was
+// is written again by the next reap of that job. A new file gets header.
+func openLog(path, header string) (*os.File, []byte, error) {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, spool.FilePerm)
+	if err != nil {
+		return nil, nil, fmt.Errorf("daemons: accounting: %w", err)
+	}
+	data, err := io.ReadAll(f)
+	if err != nil {
+		f.Close()
+		return nil, nil, fmt.Errorf("daemons: accounting: %w", err)
+	}
+	if whole := bytes.LastIndexByte(data, '\n') + 1; whole < len(data) {
+		if err := f.Truncate(int64(whole)); err != nil {
+			f.Close()
+			return nil, nil, fmt.Errorf("daemons: accounting: %w", err)
+		}
+		data = data[:whole]
+	}
+	if len(data) == 0 && header != "" {
+		if err := appendSync(f, []byte(header)); err != nil {
+			f.Close()
+			return nil, nil, err
+		}
+	}
+	return f, data, nil
+}
+
+func appendSync(f *os.File, b []byte) error {
+	if _, err := f.Write(b); err != nil {
+		return fmt.Errorf("daemons: accounting: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("daemons: accounting: %w", err)
+	}
+	return nil
+}
+
+// number gives r's user and executable their SWF numbers.
+func (a *accounting) number(r Record) (user, exe int) {
+	user, exe = -1, -1
+	if r.User != "" {
+		if a.users[r.User] == 0 {
+			a.nextUser++
+			a.users[r.User] = a.nextUser
+		}
+		user = a.users[r.User]
+	}
+	if r.Executable != "" {
+		if a.exes[r.Executable] == 0 {
+			a.nextEx++
+			a.exes[r.Executable] = a.nextEx
+		}
+		exe = a.exes[r.Executable]
+	}
+	return user, exe
+}
+
+// record appends j's record to whichever log does not hold it yet; each
+// append is fsynced before the job file may be removed.
+func (a *accounting) record(j *spool.Job) error {
+	r := NewRecord(j)
+	if !a.inSWF[r.JID] {
+		if err := appendSync(a.swf, []byte(swfLine(j, r, a)+"\n")); err != nil {
+			return err
+		}
+		a.inSWF[r.JID] = true
+	}
+	if !a.inJSONL[r.JID] {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return fmt.Errorf("daemons: accounting: %w", err)
+		}
+		if err := appendSync(a.jsonl, append(b, '\n')); err != nil {
+			return err
+		}
+		a.inJSONL[r.JID] = true
+	}
+	return nil
+}
+
+// swfLine renders the 18 SWF 2.2 fields; -1 where msched does not know.
+func swfLine(j *spool.Job, r Record, a *accounting) string {
+	secs := func(p *float64) int64 {
+		if p == nil {
+			return -1
+		}
+		return int64(math.Round(*p))
+	}
+	num, _ := strconv.ParseInt(strings.TrimPrefix(r.JID, "J"), 10, 64)
+	submit := int64(-1)
+	if !r.SubmittedAt.IsZero() {
+		submit = r.SubmittedAt.Unix()
+	}
+	alloc := int64(-1)
+	if len(r.Hosts) > 0 && r.StartedAt.Unix() > 0 {
+		alloc = int64(len(r.Hosts))
+	}
+	lo, hi := j.Hosts.Range()
+	req := int64(hi)
+	if hi == 0 {
+		req = int64(lo)
+	}
+	if j.Original != "" {
+		req = -1 // a rejected submission's request is unknown
+	}
+	reqTime := int64(-1)
+	if j.Walltime > 0 {
+		reqTime = int64(math.Ceil(time.Duration(j.Walltime).Seconds()))
+	}
+	user, exe := a.number(r)
+	f := []int64{
+		num, submit, secs(r.WaitSeconds), secs(r.ActualSeconds), alloc,
+		-1, -1, // average CPU time, used memory
+		req, reqTime, -1, // requested procs, time, memory
+		int64(r.SWFStatus), int64(user), -1, int64(exe), // status, user, group, executable
+		-1, -1, -1, -1, // queue, partition, preceding job, think time
+	}
+	s := make([]string, len(f))
+	for i, v := range f {
+		s[i] = strconv.FormatInt(v, 10)
+	}
+	return strings.Join(s, " ")
+}
+
+func (a *accounting) close() {
+	a.swf.Close()
+	a.jsonl.Close()
+}

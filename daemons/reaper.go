@@ -1,0 +1,186 @@
+package daemons
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"msched/notify"
+	"msched/spool"
+)
+
+// Reaper is the reaper daemon: for each job in exited/ and rejected/ it
+// writes the report to spool/reports/<JID>.txt, appends one accounting
+// record (db/accounting.swf and db/accounting.jsonl), hands the report to
+// the Notifier, and removes the job file. It also removes cancel requests
+// whose job has already left (or never existed), and stale staging files.
+//
+// The steps are idempotent, so a crash between any two of them costs
+// nothing: the job file is removed last, and reaping it again rewrites the
+// same report and adds no second accounting record. Notifications are sent
+// from a queue so that a slow mail server never holds up reaping: a job
+// reaped twice because of a crash may be notified twice, and a crash may
+// lose notifications still queued; the report file is the durable record.
+type Reaper struct {
+	Env
+	Notifier notify.Notifier // nil: reports are only written to files
+}
+
+// Bounds on notifications: how long one may take, and how many may wait.
+// A full queue drops the notification with a log line rather than block.
+const (
+	NotifyTimeout = time.Minute
+	notifyQueue   = 1024
+)
+
+// cleanEvery is how often the reaper removes staging files left by writers
+// that crashed (spool.CleanTmp), and staleTmp how old they must be: far
+// longer than any write takes.
+const (
+	cleanEvery = time.Minute
+	staleTmp   = 10 * time.Minute
+)
+
+// Run serves exited/ and rejected/ until ctx is done.
+//
+// Recovery at start: nothing moves out of exited/ or rejected/, so no move
+// of the reaper's can be cut in half and there is nothing for
+// spool.Recover to complete. A crash can only have stopped the reaper
+// between the steps of one reap, which the first scan repeats (see Reaper).
+// What the reaper must know before that scan is which JIDs the accounting
+// log already holds: it reads them from the log (openAccounting).
+func (d *Reaper) Run(ctx context.Context) error {
+	log := d.logger("reaper")
+	sp := d.Spool.As(spool.Reaper)
+	acct, err := openAccounting(sp.Path(spool.DirDB))
+	if err != nil {
+		return fmt.Errorf("daemons: reaper: %w", err)
+	}
+	defer acct.close()
+
+	var queue chan notify.Report
+	var wg sync.WaitGroup
+	if d.Notifier != nil {
+		queue = make(chan notify.Report, notifyQueue)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for rep := range queue {
+				nctx, cancel := context.WithTimeout(ctx, NotifyTimeout)
+				if err := d.Notifier.Notify(nctx, rep); err != nil {
+					log.Error("notification failed; the report is in reports/", "jid", rep.JID, "to", rep.To, "err", err)
+				}
+				cancel()
+			}
+		}()
+		defer func() { close(queue); wg.Wait() }()
+	}
+	rp := &reaping{sp: sp, log: log, acct: acct, queue: queue, bad: map[string]bool{}}
+	d.serve(ctx, log, []spool.State{spool.Exited, spool.Rejected}, rp.scan)
+	return nil
+}
+
+type reaping struct {
+	sp        *spool.Spool
+	log       *slog.Logger
+	acct      *accounting
+	queue     chan notify.Report
+	bad       map[string]bool // unreadable job files already logged
+	lastClean time.Time
+}
+
+func (rp *reaping) scan(ctx context.Context) error {
+	var errs []error
+	for _, st := range spool.Removable {
+		es, err := rp.sp.List(st)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			if ctx.Err() != nil {
+				return nil
+			}
+			j, err := rp.sp.Read(st, e.Name)
+			if errors.Is(err, spool.ErrNotFound) {
+				continue
+			} else if err != nil {
+				// Daemons write only what parses back (spool.encode), so this
+				// is a hand-edited or damaged file: left for a human, like
+				// Postfix's corrupt queue, and logged once.
+				if k := string(st) + "/" + e.Name; !rp.bad[k] {
+					rp.log.Error("unreadable job file left in place", "state", st, "file", e.Name, "err", err)
+					rp.bad[k] = true
+				}
+				continue
+			}
+			if err := rp.reap(j); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	if err := rp.controls(); err != nil {
+		errs = append(errs, err)
+	}
+	if time.Since(rp.lastClean) >= cleanEvery {
+		rp.lastClean = time.Now()
+		if n, err := rp.sp.CleanTmp(staleTmp); err != nil {
+			errs = append(errs, err)
+		} else if n > 0 {
+			rp.log.Info("removed stale staging files", "count", n)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// reap reports one job and removes it; see Reaper for why each step may be
+// repeated.
+func (rp *reaping) reap(j *spool.Job) error {
+	rep := notify.Render(j, rp.sp.Path(spool.DirOutput))
+	text := fmt.Sprintf("To: %s\nSubject: %s\n\n%s", rep.To, rep.Subject, rep.Body)
+	if err := spool.WriteAtomic(rp.sp.Path(spool.DirReports), j.JID+".txt", []byte(text)); err != nil {
+		return fmt.Errorf("daemons: reaper: report %s: %w", j.JID, err)
+	}
+	if err := rp.acct.record(j); err != nil {
+		return fmt.Errorf("daemons: reaper: %s: %w", j.JID, err)
+	}
+	if rp.queue != nil {
+		select {
+		case rp.queue <- rep:
+		default:
+			rp.log.Error("notification queue full; notification dropped, the report is in reports/", "jid", j.JID)
+		}
+	}
+	if err := rp.sp.Remove(j); err != nil && !errors.Is(err, spool.ErrNotFound) {
+		return fmt.Errorf("daemons: reaper: %w", err)
+	}
+	rp.log.Info("reaped", "jid", j.JID, "state", j.State(), "subject", rep.Subject)
+	return nil
+}
+
+// controls removes cancel requests that no daemon will act on: their job is
+// in exited/ or rejected/ (too late to cancel) or nowhere (reaped, or a JID
+// never given out). spool.Find looks twice, so a job moving between states
+// is not taken for gone.
+func (rp *reaping) controls() error {
+	cs, err := rp.sp.Controls()
+	if err != nil {
+		return err
+	}
+	for _, c := range cs {
+		st, _, err := rp.sp.Find(c.JID)
+		switch {
+		case errors.Is(err, spool.ErrNotFound), err == nil && (st == spool.Exited || st == spool.Rejected):
+			if err := rp.sp.DoneControl(c); err != nil {
+				return err
+			}
+			rp.log.Info("removed cancel request for a job that is not active", "jid", c.JID)
+		case err != nil:
+			// Unreadable job file: its owner deals with it; keep the request.
+			rp.log.Warn("cannot look up job of cancel request", "jid", c.JID, "err", err)
+		}
+	}
+	return nil
+}
