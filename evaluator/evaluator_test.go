@@ -9,6 +9,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
+
+	berrors "go.etcd.io/bbolt/errors"
 
 	"msched/models"
 )
@@ -403,14 +406,18 @@ func TestOpen_Errors(t *testing.T) {
 		t.Error("no models, no hardware: opened")
 	}
 	path := dbPath(t)
-	e := open(t, library(t), path, 0)
-	_ = e
+	open(t, library(t), path, 0)
 	// The file is locked by e; a second evaluator must give up when its
 	// context says so rather than wait forever.
-	ctx, cancel := context.WithTimeout(bg, 1)
+	ctx, cancel := context.WithTimeout(bg, 200*time.Millisecond)
 	defer cancel()
-	if _, err := Open(ctx, Options{Models: library(t), Hardware: models.DefaultHardware(), Path: path}); err == nil {
-		t.Error("second Open of a locked file succeeded")
+	if _, err := Open(ctx, Options{Models: library(t), Hardware: models.DefaultHardware(), Path: path}); !errors.Is(err, berrors.ErrTimeout) {
+		t.Errorf("second Open of a locked file: %v, want a lock timeout", err)
+	}
+	done, stop := context.WithCancel(bg)
+	stop()
+	if _, err := Open(done, Options{Models: library(t), Hardware: models.DefaultHardware(), Path: dbPath(t)}); !errors.Is(err, context.Canceled) {
+		t.Errorf("Open with a cancelled context: %v", err)
 	}
 }
 
