@@ -519,3 +519,23 @@ func TestSingleflight_LateCallerFindsLevel1(t *testing.T) {
 		t.Errorf("%d model calls, stats %+v", p.calls.Load(), s)
 	}
 }
+
+func TestCanonical_LongVectors(t *testing.T) {
+	// 30 hosts sort with slices.Sort in a stack key; 100 exceed the stack
+	// buffer. Permutations still share one entry.
+	for _, n := range []int{30, 100} {
+		r, p := probed(t, "solver")
+		e := open(t, r, "", 0)
+		var v []models.HostSpec
+		for k := range n {
+			v = append(v, models.HostSpec{Arch: []string{"SunUltra1", "SunUltra5"}[k%2], Load: float64(k%3) * 0.25})
+		}
+		a, err1 := e.Predict(bg, "solver", nil, v)
+		b, err2 := e.Predict(bg, "solver", nil, reversed(v))
+		// s_min = 1/(1+0.5) (an Ultra 1 at load 0.5): 600·(0.1 + 0.9/n)·1.5
+		want := 600 * (0.1 + 0.9/float64(n)) * 1.5
+		if err1 != nil || err2 != nil || math.Abs(a-want) > 1e-9 || a != b || p.calls.Load() != 1 {
+			t.Errorf("%d hosts: %v, %v (%v, %v), %d model calls; want %v once", n, a, b, err1, err2, p.calls.Load(), want)
+		}
+	}
+}

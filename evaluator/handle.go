@@ -12,7 +12,8 @@ import (
 // Handle is a prepared (model, parameters) pair: the model resolved, its
 // order-freedom known and both key prefixes computed, so that a prediction
 // only has to add the hosts. Handles are safe for concurrent use and cheap to
-// keep, e.g. one per queued job.
+// keep, e.g. one per queued job. Every model call of a handle is given the
+// same Params map, which models must treat as read-only.
 type Handle struct {
 	e         *Evaluator
 	model     models.Model
@@ -26,7 +27,9 @@ type Handle struct {
 // Prepare resolves model and fixes params (copied). Two Prepare calls with
 // the same model and parameters return the same Handle while it is in the
 // evaluator's handle cache, so they share level-1 entries; they always share
-// level-2 entries.
+// level-2 entries. Handles are told apart by model name and fingerprint: a
+// model without a Fingerprint (see models.Fingerprinter) must not change
+// behind its name while its predictions are cached, in either level.
 func (e *Evaluator) Prepare(model string, params map[string]float64) (*Handle, error) {
 	if e.closed.Load() {
 		return nil, ErrClosed
@@ -51,7 +54,7 @@ func (e *Evaluator) Prepare(model string, params map[string]float64) (*Handle, e
 
 	e.handleMu.Lock()
 	defer e.handleMu.Unlock()
-	if h, ok := e.handles.Get(prefix); ok && h.model == m {
+	if h, ok := e.handles.Get(prefix); ok {
 		return h, nil
 	}
 	of, _ := m.(models.OrderFree)
