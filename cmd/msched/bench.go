@@ -1,9 +1,11 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"log/slog"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -14,6 +16,10 @@ import (
 
 	"msched/bench"
 	"msched/ga"
+	"msched/hoststat"
+	"msched/launch"
+	"msched/notify"
+	"msched/spool"
 	"msched/workload"
 )
 
@@ -25,7 +31,64 @@ func newBenchCmd(v *viper.Viper) *cobra.Command {
 or one JSON object per result with --json. Seeds are fixed by default, so a
 benchmark gives the same figures run after run (times aside).`,
 	}
-	cmd.AddCommand(newBenchConvergenceCmd(), newBenchETCCmd())
+	cmd.AddCommand(newBenchConvergenceCmd(), newBenchETCCmd(), newBenchSpoolCmd(v))
+	return cmd
+}
+
+func newBenchSpoolCmd(v *viper.Viper) *cobra.Command {
+	var cfg bench.SpoolConfig
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "spool",
+		Short: "Throughput and submit-to-start latency of the five daemons on a temporary spool",
+		Long: `spool runs all five daemons in this process on a temporary spool (under
+$TMPDIR) with --slots local hosts. A local host is a CPU slot, not a CPU: the
+jobs run "true", which uses almost no CPU, so the default of 16 slots measures
+the daemons rather than this machine's CPU count.
+
+Phase 1 drops --jobs job files into submitted/ at once (staged on the same
+file system, then renamed in one loop) and measures end-to-end throughput,
+first submit to last report. Phase 2 submits --idle jobs one at a time, each
+after the previous one's report, and measures submit-to-start latency on the
+idle system (run.started_at − submitted_at, from the accounting log).
+
+The policy and the other settings come from the configuration (policy,
+ga.time_budget, …), so the figures are those of the live system as configured.
+--json prints {"jobs":N,"seconds":x,"jobs_per_second":x,"latency_p50_ms":x,"latency_p95_ms":x}.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			c, err := readConfig(v)
+			if err != nil {
+				return err
+			}
+			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+			cfg.Start = func(ctx context.Context, sp *spool.Spool, hosts []hoststat.Host, reported func(string)) error {
+				c.Spool = sp.Root()
+				c.ModelsDir = filepath.Join(sp.Root(), "models")
+				sys := &system{cfg: c, sp: sp, hosts: hosts, log: log, launcher: launch.Local{},
+					notifier: notify.NotifierFunc(func(_ context.Context, r notify.Report) error {
+						reported(r.JID)
+						return nil
+					})}
+				defer sys.close()
+				return sys.run(ctx, daemonNames)
+			}
+			r, err := bench.Spool(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return json.NewEncoder(cmd.OutOrStdout()).Encode(r)
+			}
+			return bench.SpoolTable(cmd.OutOrStdout(), r)
+		},
+	}
+	f := cmd.Flags()
+	f.IntVar(&cfg.Jobs, "jobs", 2000, "job files dropped at once")
+	f.IntVar(&cfg.Slots, "slots", 16, "local hosts (CPU slots; true needs almost no CPU)")
+	f.IntVar(&cfg.Idle, "idle", 30, "jobs submitted one at a time for the idle latency")
+	f.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "give up after this long")
+	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
 }
 

@@ -1,15 +1,154 @@
 package main
 
-import "github.com/spf13/viper"
+import (
+	"bytes"
+	"fmt"
+	"path/filepath"
+	"time"
 
-// setDefaults gives every configuration key its default. The first `msched
-// up` writes these into spool/msched.yaml so that a user can see and edit
-// them.
+	"github.com/spf13/viper"
+)
+
+// configKey is one configuration key: its default and what it means. The
+// first `msched up` writes every key, with its comment, into
+// <spool>/msched.yaml, so a user can see and edit them all; the same text
+// is README's configuration table.
+type configKey struct {
+	Key     string
+	Default any
+	Doc     string
+}
+
+// configKeys lists every key, in the order msched.yaml shows them.
+var configKeys = []configKey{
+	{"hosts", "", "hosts file (YAML list of name, arch, cluster, address); \"\": <spool>/db/hosts.yaml, written by the first `msched up` with this machine's CPUs"},
+	{"models", "", "directory of performance model files (*.yaml); \"\": <spool>/models, where the first `msched up` copies the examples' models"},
+	{"hardware", "", "hardware database (architecture speeds); \"\": the built-in one (models/hardware.yaml)"},
+	{"policy", "ga-xms", "scheduling policy: ga-xms (the MS paper's XMS cost), ga-ms (makespan), fifo or greedy"},
+	{"ga.population", 60, "individuals in the live GA population (the paper's 60)"},
+	{"ga.window", 20, "queued jobs in the GA's pool (scheduling/); the rest wait in queued/ in arrival order"},
+	{"ga.max_jumps", 7, "times a job may be overtaken by later jobs before it must be placed next (FPFS's MaxJumps)"},
+	{"ga.time_budget", "100ms", "wall time the GA evolves per decision"},
+	{"ga.seed", 0, "seed of the GA's random choices; 0: a new seed at every start (logged, so a run can be replayed)"},
+	{"run.max_attempts", 3, "starts tried for a job that cannot start before it is rejected"},
+	{"run.kill_grace", "10s", "time between SIGTERM and SIGKILL when a job is cancelled or exceeds its walltime"},
+	{"stats.interval", "5m", "how often the stats daemon samples uptime, load and user idle time of every host"},
+	{"rescan", "30s", "how often every daemon rescans its directories besides file-system events"},
+	{"web", "127.0.0.1:8080", "address of the web page (a later issue; accepted and printed for now)"},
+	{"log_level", "info", "log level: debug, info, warn, error"},
+}
+
+// setDefaults gives every configuration key its default.
 func setDefaults(v *viper.Viper) {
-	v.SetDefault("policy", "ga-xms")
-	v.SetDefault("ga.population", 60)
-	v.SetDefault("ga.window", 20)
-	v.SetDefault("ga.max_jumps", 7)
-	v.SetDefault("ga.time_budget", "100ms")
-	v.SetDefault("ga.seed", 0)
+	for _, k := range configKeys {
+		v.SetDefault(k.Key, k.Default)
+	}
+}
+
+// defaultConfigFile renders msched.yaml with every key at its default and
+// its comment.
+func defaultConfigFile() []byte {
+	var b bytes.Buffer
+	b.WriteString("# msched configuration: every key with its default. Environment variables\n")
+	b.WriteString("# MSCHED_<KEY> (dots as underscores, e.g. MSCHED_GA_WINDOW) and command-line\n")
+	b.WriteString("# flags override this file. Relative paths are relative to the directory\n")
+	b.WriteString("# msched runs in.\n")
+	section := ""
+	for _, k := range configKeys {
+		sec, key := "", k.Key
+		if i := bytes.IndexByte([]byte(k.Key), '.'); i >= 0 {
+			sec, key = k.Key[:i], k.Key[i+1:]
+		}
+		indent := ""
+		if sec != "" {
+			indent = "  "
+			if sec != section {
+				fmt.Fprintf(&b, "\n%s:\n", sec)
+			}
+		} else {
+			b.WriteString("\n")
+		}
+		section = sec
+		fmt.Fprintf(&b, "%s# %s\n%s%s: %s\n", indent, k.Doc, indent, key, yamlScalar(k.Default))
+	}
+	return b.Bytes()
+}
+
+func yamlScalar(v any) string {
+	if s, ok := v.(string); ok {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprint(v)
+}
+
+// config is the configuration as the daemons need it, read once from viper.
+type config struct {
+	Spool        string
+	HostsFile    string // "" before resolve: <spool>/db/hosts.yaml
+	HostsGiven   bool   // hosts set by the user: a missing file is an error
+	ModelsDir    string
+	HardwareFile string
+	Policy       string
+	Population   int
+	Window       int
+	MaxJumps     int
+	TimeBudget   time.Duration
+	Seed         int64
+	MaxAttempts  int
+	KillGrace    time.Duration
+	StatsEvery   time.Duration
+	Rescan       time.Duration
+	Web          string
+}
+
+// readConfig reads and checks every key.
+func readConfig(v *viper.Viper) (config, error) {
+	c := config{
+		Spool:        v.GetString("spool"),
+		HostsFile:    v.GetString("hosts"),
+		ModelsDir:    v.GetString("models"),
+		HardwareFile: v.GetString("hardware"),
+		Policy:       v.GetString("policy"),
+		Population:   v.GetInt("ga.population"),
+		Window:       v.GetInt("ga.window"),
+		MaxJumps:     v.GetInt("ga.max_jumps"),
+		Seed:         v.GetInt64("ga.seed"),
+		MaxAttempts:  v.GetInt("run.max_attempts"),
+		Web:          v.GetString("web"),
+	}
+	for _, d := range []struct {
+		key string
+		dst *time.Duration
+	}{
+		{"ga.time_budget", &c.TimeBudget},
+		{"run.kill_grace", &c.KillGrace},
+		{"stats.interval", &c.StatsEvery},
+		{"rescan", &c.Rescan},
+	} {
+		s := v.GetString(d.key)
+		t, err := time.ParseDuration(s)
+		if err != nil || t < 0 {
+			return c, fmt.Errorf("config: %s: %q is not a duration like 100ms or 5m", d.key, s)
+		}
+		*d.dst = t
+	}
+	for _, n := range []struct {
+		key string
+		v   int
+	}{{"ga.population", c.Population}, {"ga.window", c.Window}, {"run.max_attempts", c.MaxAttempts}} {
+		if n.v < 1 {
+			return c, fmt.Errorf("config: %s: must be ≥ 1, got %d", n.key, n.v)
+		}
+	}
+	if c.Spool == "" {
+		return c, fmt.Errorf("config: spool: empty")
+	}
+	c.HostsGiven = c.HostsFile != ""
+	if c.HostsFile == "" {
+		c.HostsFile = filepath.Join(c.Spool, "db", "hosts.yaml")
+	}
+	if c.ModelsDir == "" {
+		c.ModelsDir = filepath.Join(c.Spool, "models")
+	}
+	return c, nil
 }

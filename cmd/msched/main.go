@@ -9,9 +9,16 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"msched/launch"
 )
 
 func main() {
+	// The shepherd is on every job's start path: it must pay for nothing
+	// else (no cobra, no viper, no config file), so it is handled first.
+	if len(os.Args) > 1 && os.Args[1] == "shepherd" {
+		os.Exit(launch.ShepherdMain())
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := newRoot().ExecuteContext(ctx); err != nil {

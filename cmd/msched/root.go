@@ -38,7 +38,8 @@ models through a cached evaluator.`,
 	_ = v.BindPFlag("log_level", root.PersistentFlags().Lookup("log-level"))
 	setDefaults(v)
 
-	root.AddCommand(newBenchCmd(v))
+	root.AddCommand(newUpCmd(v), newDaemonCmd(v), newSubmitCmd(v), newStatusCmd(v),
+		newCancelCmd(v), newHostsCmd(v), newShepherdCmd(), newBenchCmd(v))
 	return root
 }
 

@@ -1,0 +1,328 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+	"gopkg.in/yaml.v3"
+
+	"msched/hoststat"
+	"msched/spool"
+)
+
+func openSpool(v *viper.Viper) (*spool.Spool, error) {
+	sp, err := spool.Open(v.GetString("spool"))
+	if err != nil {
+		return nil, fmt.Errorf("%w (`msched up` creates a spool; --spool names another)", err)
+	}
+	return sp, nil
+}
+
+func newSubmitCmd(v *viper.Viper) *cobra.Command {
+	return &cobra.Command{
+		Use:   "submit FILE…",
+		Short: "Validate job files and place them in the spool's submitted/ directory",
+		Long: `submit checks every job file first, exactly as the init daemon will (strict
+YAML: unknown fields, wrong types, a missing command, impossible host counts);
+if any file is invalid it prints every problem with its line and submits
+nothing. Otherwise each file is written atomically into submitted/ and its
+ticket (its name there) is printed. The init daemon then gives the job its JID:
+see it with msched status.`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sp, err := openSpool(v)
+			if err != nil {
+				return err
+			}
+			datas := make([][]byte, len(args))
+			bad := 0
+			for i, f := range args {
+				if datas[i], err = os.ReadFile(f); err != nil {
+					return err
+				}
+				if _, err := spool.Parse(filepath.Base(f), datas[i]); err != nil {
+					var pe *spool.ParseError
+					msg := err.Error()
+					if errors.As(err, &pe) {
+						msg = pe.Detail()
+					}
+					fmt.Fprintf(cmd.ErrOrStderr(), "%s: invalid:\n  %s\n", f, strings.ReplaceAll(msg, "\n", "\n  "))
+					bad++
+				}
+			}
+			if bad > 0 {
+				return fmt.Errorf("%d of %d job files invalid; nothing submitted", bad, len(args))
+			}
+			for i, f := range args {
+				name, err := sp.Submit(filepath.Base(f), datas[i])
+				if err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: submitted as %s\n", f, filepath.Join(sp.Dir(spool.Submitted), name))
+			}
+			return nil
+		},
+	}
+}
+
+func newCancelCmd(v *viper.Viper) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cancel JID",
+		Short: "Ask the daemons to cancel a job",
+		Long: `cancel writes a request into control/. A job that has not started is rejected
+with reason "cancelled"; a running job's process group gets SIGTERM (SIGKILL
+after run.kill_grace) and the job is reported with its partial output.`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sp, err := openSpool(v)
+			if err != nil {
+				return err
+			}
+			st, _, err := sp.Find(args[0])
+			if errors.Is(err, spool.ErrNotFound) {
+				return fmt.Errorf("no job %s in the spool (a finished job's report is in %s)", args[0], sp.Path(spool.DirReports))
+			} else if err != nil {
+				return err
+			}
+			if st == spool.Exited || st == spool.Rejected {
+				return fmt.Errorf("job %s is already %s", args[0], st)
+			}
+			if err := sp.RequestCancel(args[0]); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s: cancel requested (job is %s)\n", args[0], st)
+			return nil
+		},
+	}
+}
+
+// jobRow is one line of `msched status`.
+type jobRow struct {
+	JID       string    `json:"jid,omitempty"`
+	File      string    `json:"file,omitempty"` // the ticket, in submitted/
+	State     string    `json:"state"`
+	Name      string    `json:"name,omitempty"`
+	User      string    `json:"user,omitempty"`
+	Hosts     []string  `json:"hosts,omitempty"`
+	Request   string    `json:"request,omitempty"`
+	Submitted time.Time `json:"submitted_at,omitzero"`
+	Started   time.Time `json:"started_at,omitzero"`
+	Attempts  int       `json:"attempts,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+}
+
+func newStatusCmd(v *viper.Viper) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "status [JID]",
+		Short: "Show all jobs by state, or one job's file and history",
+		Long: `Without a JID, status lists every job in the spool by state (submitted,
+queued, scheduling, runnable, running, finished, exited, rejected). With a JID
+it prints that job's state and its whole job file (request, schedule, run,
+history); a job that has left the spool is shown by its report.`,
+		Args: cobra.MaximumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			sp, err := openSpool(v)
+			if err != nil {
+				return err
+			}
+			if len(args) == 1 {
+				return showJob(cmd.OutOrStdout(), sp, args[0], asJSON)
+			}
+			return listJobs(cmd.OutOrStdout(), sp, asJSON)
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}
+
+func listJobs(w io.Writer, sp *spool.Spool, asJSON bool) error {
+	var rows []jobRow
+	for _, st := range spool.States {
+		es, err := sp.List(st)
+		if err != nil {
+			return err
+		}
+		for _, e := range es {
+			r := jobRow{State: string(st)}
+			if st == spool.Submitted {
+				r.File = e.Name
+				r.Submitted = e.ModTime.UTC()
+			} else {
+				r.JID = e.Name
+			}
+			j, err := sp.Read(st, e.Name)
+			if errors.Is(err, spool.ErrNotFound) {
+				continue // moved on since List
+			} else if err != nil {
+				r.Reason = "unreadable: " + err.Error()
+				rows = append(rows, r)
+				continue
+			}
+			r.Name, r.User, r.Reason = j.Name, j.User, j.Reason
+			if !j.SubmittedAt.IsZero() {
+				r.Submitted = j.SubmittedAt
+			}
+			if min, max := j.Hosts.Range(); min == max {
+				r.Request = fmt.Sprint(min)
+			} else if max == 0 {
+				r.Request = fmt.Sprintf("%d..", min)
+			} else {
+				r.Request = fmt.Sprintf("%d..%d", min, max)
+			}
+			if j.Schedule != nil {
+				r.Hosts = j.Schedule.Hosts
+			}
+			if j.Run != nil {
+				r.Started, r.Attempts = j.Run.StartedAt, j.Run.Attempts
+			}
+			rows = append(rows, r)
+		}
+	}
+	if asJSON {
+		if rows == nil {
+			rows = []jobRow{}
+		}
+		return json.NewEncoder(w).Encode(map[string]any{"jobs": rows})
+	}
+	if len(rows) == 0 {
+		_, err := fmt.Fprintln(w, "no jobs in the spool")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STATE\tJID\tNAME\tUSER\tHOSTS\tSUBMITTED\tNOTE")
+	for _, r := range rows {
+		id, hosts := r.JID, r.Request
+		if id == "" {
+			id = "(" + r.File + ")"
+		}
+		if len(r.Hosts) > 0 {
+			hosts = strings.Join(r.Hosts, ",")
+		}
+		note := r.Reason
+		if note == "" && !r.Started.IsZero() {
+			note = "started " + r.Started.Local().Format("15:04:05")
+		}
+		if r.Attempts > 1 {
+			note += fmt.Sprintf(" (attempt %d)", r.Attempts)
+		}
+		if i := strings.IndexByte(note, '\n'); i >= 0 {
+			note = note[:i] + " …"
+		}
+		sub := ""
+		if !r.Submitted.IsZero() {
+			sub = r.Submitted.Local().Format("2006-01-02 15:04:05")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.State, id, r.Name, r.User, hosts, sub, note)
+	}
+	return tw.Flush()
+}
+
+func showJob(w io.Writer, sp *spool.Spool, jid string, asJSON bool) error {
+	st, j, err := sp.Find(jid)
+	if errors.Is(err, spool.ErrNotFound) {
+		// Reaped: the report is what is left.
+		report := filepath.Join(sp.Path(spool.DirReports), jid+".txt")
+		b, rerr := os.ReadFile(report)
+		if rerr != nil {
+			return fmt.Errorf("no job %s in the spool and no report %s", jid, report)
+		}
+		if asJSON {
+			return json.NewEncoder(w).Encode(map[string]any{"jid": jid, "state": "reported", "report_file": report, "report": string(b)})
+		}
+		fmt.Fprintf(w, "%s: reported (%s)\n\n", jid, report)
+		_, err := w.Write(b)
+		return err
+	} else if err != nil {
+		return err
+	}
+	data, err := j.Marshal()
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		var m map[string]any
+		if err := yaml.Unmarshal(data, &m); err != nil {
+			return err
+		}
+		return json.NewEncoder(w).Encode(map[string]any{"jid": jid, "state": st, "job": m})
+	}
+	fmt.Fprintf(w, "%s: %s\n\n", jid, st)
+	_, err = w.Write(data)
+	return err
+}
+
+// hostRow is one line of `msched hosts`.
+type hostRow struct {
+	hoststat.Host
+	Stats *hoststat.Stats `json:"stats,omitempty"` // latest sample; nil before the first
+}
+
+func newHostsCmd(v *viper.Viper) *cobra.Command {
+	var asJSON bool
+	cmd := &cobra.Command{
+		Use:   "hosts",
+		Short: "List the hosts and their latest statistics",
+		Long: `hosts lists the hosts jobs are scheduled on (the hosts file, or this machine's
+CPUs when there is none) with the latest sample the stats daemon recorded for
+each: load averages, uptime and user idle time.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := readConfig(v)
+			if err != nil {
+				return err
+			}
+			hs, err := loadHosts(cfg)
+			if err != nil {
+				return err
+			}
+			latest, err := hoststat.ReadLatest(filepath.Join(cfg.Spool, spool.DirDB))
+			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			rows := make([]hostRow, len(hs))
+			for i, h := range hs {
+				rows[i].Host = h
+				if s, ok := latest[h.Name]; ok {
+					rows[i].Stats = &s
+				}
+			}
+			w := cmd.OutOrStdout()
+			if asJSON {
+				return json.NewEncoder(w).Encode(map[string]any{"hosts": rows})
+			}
+			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+			fmt.Fprintln(tw, "NAME\tARCH\tCLUSTER\tADDRESS\tLOAD(1,5,15)\tUPTIME\tUSER IDLE\tSAMPLED")
+			for _, r := range rows {
+				load, up, idle, at := "-", "-", "-", "no sample yet"
+				if s := r.Stats; s != nil {
+					load = fmt.Sprintf("%.2f %.2f %.2f", s.Load1, s.Load5, s.Load15)
+					up = (time.Duration(s.Uptime) * time.Second).String()
+					if d, ok := s.UserIdle(); ok {
+						idle = d.Round(time.Second).String()
+					} else {
+						idle = "no user"
+					}
+					at = s.Time.Local().Format("2006-01-02 15:04:05")
+				}
+				addr := r.Address
+				if addr == "" {
+					addr = "local"
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Arch, r.Cluster, addr, load, up, idle, at)
+			}
+			return tw.Flush()
+		},
+	}
+	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return cmd
+}

@@ -1,0 +1,216 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"msched/daemons"
+	"msched/evaluator"
+	"msched/examples"
+	"msched/hoststat"
+	"msched/launch"
+	"msched/models"
+	"msched/notify"
+	"msched/policy"
+	"msched/spool"
+)
+
+// daemonNames lists the five daemons in the order `msched up` starts them.
+var daemonNames = []string{"init", "sched", "run", "reaper", "stats"}
+
+// system builds daemons from a config. It holds what they share in one
+// process (the spool, the hosts) and what must be closed after them.
+type system struct {
+	cfg   config
+	sp    *spool.Spool
+	hosts []hoststat.Host
+	log   *slog.Logger
+	// launcher starts jobs; the zero Local re-executes this binary as the
+	// shepherd. Tests set Exe to a built msched.
+	launcher launch.Launcher
+	// notifier receives every report after its file is written; nil: log it.
+	notifier notify.Notifier
+	closers  []func() error
+}
+
+// openSystem opens the spool (it must exist) and loads the hosts.
+func openSystem(cfg config, log *slog.Logger) (*system, error) {
+	sp, err := spool.Open(cfg.Spool)
+	if err != nil {
+		return nil, fmt.Errorf("%w (`msched up` creates a spool)", err)
+	}
+	hosts, err := loadHosts(cfg)
+	if err != nil {
+		return nil, err
+	}
+	return &system{cfg: cfg, sp: sp, hosts: hosts, log: log, launcher: launch.Local{}}, nil
+}
+
+// loadHosts reads the hosts file. Without one (and none configured) the
+// hosts are this machine's CPUs.
+func loadHosts(cfg config) ([]hoststat.Host, error) {
+	hs, err := hoststat.LoadHosts(cfg.HostsFile)
+	if errors.Is(err, fs.ErrNotExist) && !cfg.HostsGiven {
+		return hoststat.LocalHosts()
+	}
+	return hs, err
+}
+
+// close releases what the daemons held (evaluator, stats store).
+func (s *system) close() error {
+	var errs []error
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		errs = append(errs, s.closers[i]())
+	}
+	s.closers = nil
+	return errors.Join(errs...)
+}
+
+func (s *system) env() daemons.Env {
+	return daemons.Env{Spool: s.sp, Log: s.log, Rescan: s.cfg.Rescan}
+}
+
+// daemon builds one daemon by name.
+func (s *system) daemon(ctx context.Context, name string) (interface{ Run(context.Context) error }, error) {
+	switch name {
+	case "init":
+		return &daemons.Init{Env: s.env()}, nil
+	case "sched":
+		return s.sched(ctx)
+	case "run":
+		return &daemons.Run{Env: s.env(), Launcher: s.launcher, MaxAttempts: s.cfg.MaxAttempts, KillGrace: s.cfg.KillGrace}, nil
+	case "reaper":
+		n := s.notifier
+		if n == nil {
+			log := s.log.With("daemon", "reaper")
+			n = notify.NotifierFunc(func(_ context.Context, r notify.Report) error {
+				log.Info("report", "jid", r.JID, "to", r.To, "subject", r.Subject) // mail is a later issue
+				return nil
+			})
+		}
+		return &daemons.Reaper{Env: s.env(), Notifier: n}, nil
+	case "stats":
+		st, err := hoststat.OpenStore(s.statsDir(), 0)
+		if err != nil {
+			return nil, err
+		}
+		s.closers = append(s.closers, st.Close)
+		return &daemons.Stats{Env: s.env(), Hosts: s.hosts, Interval: s.cfg.StatsEvery, Store: st}, nil
+	}
+	return nil, fmt.Errorf("unknown daemon %q (known: init, sched, run, reaper, stats)", name)
+}
+
+func (s *system) statsDir() string { return s.sp.Path(spool.DirDB) }
+
+// sched builds the scheduler: models, the evaluator with its persistent
+// cache in db/, the predictor and the policy with a logged seed.
+func (s *system) sched(ctx context.Context) (*daemons.Sched, error) {
+	hw := models.DefaultHardware()
+	if s.cfg.HardwareFile != "" {
+		var err error
+		if hw, err = models.LoadHardware(s.cfg.HardwareFile); err != nil {
+			return nil, err
+		}
+	}
+	if _, err := os.Stat(s.cfg.ModelsDir); errors.Is(err, fs.ErrNotExist) {
+		// A spool made by hand, or by another tool: give it the examples'
+		// models, as `msched up` does, rather than refuse to schedule.
+		if err := installModels(s.cfg.ModelsDir); err != nil {
+			return nil, err
+		}
+	}
+	lib, err := models.LoadDir(s.cfg.ModelsDir, hw)
+	if err != nil {
+		return nil, err
+	}
+	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	ev, err := evaluator.Open(octx, evaluator.Options{
+		Models: lib, Hardware: hw, Path: filepath.Join(s.sp.Path(spool.DirDB), "evaluations.db"),
+	})
+	if err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, ev.Close)
+	seed := s.cfg.Seed
+	if seed == 0 {
+		seed = time.Now().UnixNano()
+	}
+	log := s.log.With("daemon", "sched")
+	pol, err := policy.New(s.cfg.Policy, policy.Options{
+		Predictor:  policy.NewModelPredictor(ev, hw, log),
+		Seed:       seed,
+		Log:        log,
+		Population: s.cfg.Population,
+		Window:     s.cfg.Window,
+		MaxJumps:   s.cfg.MaxJumps,
+		TimeBudget: s.cfg.TimeBudget,
+	})
+	if err != nil {
+		return nil, err
+	}
+	log.Info("policy", "name", s.cfg.Policy, "seed", seed, "models", lib.Names(), "time_budget", s.cfg.TimeBudget)
+	return &daemons.Sched{
+		Env: s.env(), Hosts: s.hosts, Policy: pol, PolicyName: s.cfg.Policy,
+		StatsDir: s.statsDir(), Window: s.cfg.Window,
+	}, nil
+}
+
+// run runs the named daemons until ctx is done or one of them fails; a
+// failure stops the others. It returns after every daemon has returned.
+func (s *system) run(ctx context.Context, names []string) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	type result struct {
+		name string
+		err  error
+	}
+	var ds []interface{ Run(context.Context) error }
+	for _, n := range names {
+		d, err := s.daemon(ctx, n)
+		if err != nil {
+			return fmt.Errorf("daemon %s: %w", n, err)
+		}
+		ds = append(ds, d)
+	}
+	done := make(chan result, len(ds))
+	for i, d := range ds {
+		go func() { done <- result{names[i], d.Run(ctx)} }()
+	}
+	var errs []error
+	for range ds {
+		r := <-done
+		if r.err != nil {
+			errs = append(errs, fmt.Errorf("daemon %s: %w", r.name, r.err))
+			cancel()
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// installModels creates dir with the examples' model files.
+func installModels(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	files, err := fs.Glob(examples.Models, "models/*.yaml")
+	if err != nil {
+		return err
+	}
+	for _, f := range files {
+		b, err := fs.ReadFile(examples.Models, f)
+		if err != nil {
+			return err
+		}
+		if err := spool.WriteAtomic(dir, filepath.Base(f), b); err != nil {
+			return err
+		}
+	}
+	return nil
+}

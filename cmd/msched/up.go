@@ -1,0 +1,117 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"msched/hoststat"
+	"msched/spool"
+)
+
+func newUpCmd(v *viper.Viper) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "up",
+		Short: "Run all five daemons (init, sched, run, reaper, stats) in one process",
+		Long: `up runs the five daemons in this process until interrupted (Ctrl-C or
+SIGTERM stops them cleanly; running jobs keep running under their shepherds and
+are adopted by the next start).
+
+The first run creates what msched needs and says where it is:
+  - the spool (default ./var/spool; --spool changes it),
+  - <spool>/msched.yaml, the configuration with every key at its default and a
+    comment saying what it does,
+  - a hosts file, <spool>/db/hosts.yaml, listing this machine's CPUs as hosts
+    (one host per CPU slot), unless --hosts names one,
+  - <spool>/models with the example model files (examples/models).
+Later runs leave all of these as they are.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			cfg, err := readConfig(v)
+			if err != nil {
+				return err
+			}
+			if err := prepare(cmd.OutOrStdout(), cfg); err != nil {
+				return err
+			}
+			sys, err := openSystem(cfg, slog.Default())
+			if err != nil {
+				return err
+			}
+			defer sys.close()
+			fmt.Fprintf(cmd.OutOrStdout(), "msched: running init, sched, run, reaper and stats on %d hosts; Ctrl-C stops them\n", len(sys.hosts))
+			return sys.run(cmd.Context(), daemonNames)
+		},
+	}
+	cmd.Flags().String("hosts", "", "hosts file (default: <spool>/db/hosts.yaml, created with this machine's CPUs)")
+	cmd.Flags().String("web", "127.0.0.1:8080", "address of the web page (not yet built: a later issue)")
+	_ = v.BindPFlag("hosts", cmd.Flags().Lookup("hosts"))
+	_ = v.BindPFlag("web", cmd.Flags().Lookup("web"))
+	return cmd
+}
+
+// prepare creates, on the first run, the spool, the config file, the hosts
+// file and the models directory, and prints where each is.
+func prepare(w io.Writer, cfg config) error {
+	_, statErr := os.Stat(filepath.Join(cfg.Spool, string(spool.Submitted)))
+	sp, err := spool.Create(cfg.Spool)
+	if err != nil {
+		return err
+	}
+	say := func(what, path, note string) { fmt.Fprintf(w, "  %-8s %s%s\n", what+":", path, note) }
+	state := ""
+	if statErr != nil {
+		state = " (created)"
+	}
+	fmt.Fprintf(w, "msched: spool %s%s\n", sp.Root(), state)
+
+	conf := filepath.Join(sp.Root(), "msched.yaml")
+	note := ""
+	if _, err := os.Stat(conf); errors.Is(err, fs.ErrNotExist) {
+		if err := spool.WriteAtomic(sp.Root(), "msched.yaml", defaultConfigFile()); err != nil {
+			return err
+		}
+		note = " (created: every key at its default)"
+	}
+	say("config", conf, note)
+
+	hostsFile, _ := filepath.Abs(cfg.HostsFile)
+	note = ""
+	if _, err := os.Stat(hostsFile); errors.Is(err, fs.ErrNotExist) && !cfg.HostsGiven {
+		hs, err := hoststat.LocalHosts()
+		if err != nil {
+			return err
+		}
+		if err := hoststat.WriteHosts(hostsFile, hs); err != nil {
+			return err
+		}
+		note = fmt.Sprintf(" (created: this machine's %d CPUs, one host per CPU slot)", len(hs))
+	}
+	say("hosts", hostsFile, note)
+
+	models, _ := filepath.Abs(cfg.ModelsDir)
+	note = ""
+	if _, err := os.Stat(models); errors.Is(err, fs.ErrNotExist) {
+		if err := installModels(models); err != nil {
+			return err
+		}
+		names, _ := filepath.Glob(filepath.Join(models, "*.yaml"))
+		for i := range names {
+			names[i] = strings.TrimSuffix(filepath.Base(names[i]), ".yaml")
+		}
+		note = " (created: example models " + strings.Join(names, ", ") + ")"
+	}
+	say("models", models, note)
+	say("reports", sp.Path(spool.DirReports), "")
+	say("web", "not yet built (a later issue); "+cfg.Web+" noted", "")
+	fmt.Fprintln(w, "  submit:  msched submit examples/jobs/sleep.yaml")
+	return nil
+}
