@@ -1,0 +1,77 @@
+package daemons
+
+import (
+	"strings"
+	"testing"
+
+	"msched/spool"
+)
+
+func TestInit_QueuesValidAndRejectsInvalid(t *testing.T) {
+	sp := newTestSpool(t)
+	good := "name: good\ncommand: [\"true\"]\nhosts: {count: 2}\n"
+	bad := "name: bad\ncomand: [\"true\"]\nwalltime: soon\n"
+	if _, err := sp.Submit("good.yaml", []byte(good)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sp.Submit("bad.yaml", []byte(bad)); err != nil {
+		t.Fatal(err)
+	}
+	startDaemon(t, (&Init{testEnv(t, sp)}).Run)
+	eventually(t, "both judged", func() bool {
+		return jobsIn(t, sp, spool.Queued) == 1 && jobsIn(t, sp, spool.Rejected) == 1
+	})
+	if n := jobsIn(t, sp, spool.Submitted); n != 0 {
+		t.Errorf("%d files left in submitted/", n)
+	}
+	q, _ := sp.List(spool.Queued)
+	j, err := sp.Read(spool.Queued, q[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Name != "good" || !spool.ValidJID(j.JID) || j.User == "" || j.SubmittedAt.IsZero() {
+		t.Errorf("queued job lacks what init adds: %+v", j)
+	}
+	r, _ := sp.List(spool.Rejected)
+	rj, err := sp.Read(spool.Rejected, r[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rj.JID == j.JID {
+		t.Errorf("two jobs got JID %s", j.JID)
+	}
+	for _, want := range []string{`bad.yaml:2: unknown field "comand"`, "bad.yaml:3: walltime"} {
+		if !strings.Contains(rj.Reason, want) {
+			t.Errorf("reason %q lacks %q", rj.Reason, want)
+		}
+	}
+	if strings.HasPrefix(rj.Reason, "spool:") {
+		t.Errorf("reason carries the package prefix: %q", rj.Reason)
+	}
+	if rj.Original != bad || rj.Name != "bad" {
+		t.Errorf("rejection lost the user's bytes or name: %q %q", rj.Original, rj.Name)
+	}
+}
+
+// A claim left in tmp/ by an init that died mid-judgement is judged at the
+// next start under the JID it already has.
+func TestInit_RecoversClaims(t *testing.T) {
+	sp := newTestSpool(t)
+	name, err := sp.Submit("job.yaml", []byte("command: [\"true\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sp.As(spool.Init).Claim(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	startDaemon(t, (&Init{testEnv(t, sp)}).Run)
+	j := inState(t, sp, c.JID, spool.Queued)
+	if j.History[0].State != spool.Submitted || j.History[len(j.History)-1].State != spool.Queued {
+		t.Errorf("history %+v", j.History)
+	}
+	claims, err := sp.As(spool.Init).RecoverClaims()
+	if err != nil || len(claims) != 0 {
+		t.Errorf("claims left: %v %v", claims, err)
+	}
+}
