@@ -1,0 +1,86 @@
+package notify
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"msched/spool"
+)
+
+func finished(jid string) *spool.Job {
+	t0 := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
+	return &spool.Job{JID: jid, Name: "sim", User: "bob", Command: []string{"./sim", "two words"}, SubmittedAt: t0,
+		Schedule: &spool.Schedule{Hosts: []string{"a", "b", "c"}, PredictedSeconds: 90},
+		Run:      &spool.RunInfo{StartedAt: t0.Add(time.Minute), EndedAt: t0.Add(3 * time.Minute), Signal: "SIGKILL"},
+		Reason:   "walltime exceeded"}
+}
+
+func TestRender_FinishedJob(t *testing.T) {
+	out := t.TempDir()
+	r := Render(finished("J000007"), out)
+	if r.To != "bob" || r.State != "exited" || r.Subject != "msched: job J000007 (sim) ended: walltime exceeded" {
+		t.Errorf("report header %+v", r)
+	}
+	for _, want := range []string{
+		`Command:     ./sim "two words"`, "Hosts:       a, b, c (3)", "Wait:        1m0s",
+		"Predicted:   1m30s", "Actual:      2m0s (prediction error -25.0%)", "Signal:      SIGKILL",
+		"Reason:      walltime exceeded", "Standard output: none captured.",
+	} {
+		if !strings.Contains(r.Body, want) {
+			t.Errorf("body lacks %q:\n%s", want, r.Body)
+		}
+	}
+	if strings.Contains(r.Body, "Exit status") || strings.Contains(r.Body, "Standard error") {
+		t.Errorf("body shows what the job does not have:\n%s", r.Body)
+	}
+}
+
+// Only the last OutputLimit bytes of a long output are carried, with a
+// note saying so and where the rest is.
+func TestRender_TruncatesOutput(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr := CapturedPaths(out, "J000001")
+	if err := os.MkdirAll(filepath.Dir(stdout), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	long := strings.Repeat("early line\n", OutputLimit/5) + "THE END\n"
+	if err := os.WriteFile(stdout, []byte(long), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stderr, []byte("oops\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := Render(finished("J000001"), out)
+	if !strings.Contains(r.Body, "Standard output (truncated: the last 64 KiB; all of it is in "+stdout+")") ||
+		!strings.HasSuffix(strings.Split(r.Body, "Standard error")[0], "    THE END\n\n") {
+		t.Errorf("truncation note or tail missing:\n%s", r.Body[:200])
+	}
+	if n := strings.Count(r.Body, "early line"); n > OutputLimit/len("early line\n")+1 {
+		t.Errorf("%d early lines: not truncated", n)
+	}
+	if !strings.Contains(r.Body, "Standard error:\n\n    oops\n") {
+		t.Errorf("stderr missing")
+	}
+}
+
+func TestRender_Rejection(t *testing.T) {
+	j := &spool.Job{JID: "J000002", Name: "bad", User: "carol", Notify: "c@example.org",
+		Reason:   "bad.yaml:1: command: required\nbad.yaml:2: hosts.min: must be ≥ 1, got 0",
+		Original: "name: bad\nhosts: {min: 0}\n"}
+	r := Render(j, t.TempDir())
+	if r.To != "c@example.org" || r.State != "rejected" || r.Subject != "msched: job J000002 (bad) rejected: bad.yaml:1: command: required" {
+		t.Errorf("header %+v", r)
+	}
+	for _, want := range []string{"Reason:      bad.yaml:1: command: required\n             bad.yaml:2: hosts.min",
+		"The submitted file, as received:\n\n    name: bad\n    hosts: {min: 0}\n"} {
+		if !strings.Contains(r.Body, want) {
+			t.Errorf("body lacks %q:\n%s", want, r.Body)
+		}
+	}
+	if strings.Contains(r.Body, "Standard output") {
+		t.Error("a job that never ran has no output section")
+	}
+}
