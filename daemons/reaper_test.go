@@ -42,7 +42,7 @@ func exitedJob(t *testing.T, sp *spool.Spool) string {
 	j := &spool.Job{Name: "particles", Command: []string{"./AppParticles", "-n", "20000"}, Notify: "alice@example.org",
 		SubmittedAt: sub, Walltime: spool.Duration(time.Minute), Hosts: &spool.Hosts{Count: 2},
 		Schedule: &spool.Schedule{Hosts: []string{"h0", "h1"}, PredictedSeconds: 10},
-		Run: &spool.RunInfo{StartedAt: sub.Add(5 * time.Second), EndedAt: sub.Add(13 * time.Second), ExitStatus: &zero, Attempts: 1}}
+		Run:      &spool.RunInfo{StartedAt: sub.Add(5 * time.Second), EndedAt: sub.Add(13 * time.Second), ExitStatus: &zero, Attempts: 1}}
 	jid := putJob(t, sp, spool.Exited, j)
 	out, _ := notify.CapturedPaths(sp.Path(spool.DirOutput), jid)
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
