@@ -97,7 +97,7 @@ func (d *Run) Run(ctx context.Context) error {
 	if d.Launcher == nil {
 		return errors.New("daemons: run: no launcher")
 	}
-	r := &runner{d: d, sp: d.Spool.As(spool.Run), log: d.logger("run"), ctx: ctx,
+	r := &runner{d: d, sp: d.Spool.As(spool.Run), log: d.logger("run"),
 		max: d.MaxAttempts, tracked: map[string]*runJob{}}
 	if r.max <= 0 {
 		r.max = DefaultMaxAttempts
@@ -106,7 +106,12 @@ func (d *Run) Run(ctx context.Context) error {
 	if err := os.MkdirAll(r.runDir, spool.DirPerm); err != nil {
 		return fmt.Errorf("daemons: run: %w", err)
 	}
+	// The goroutines following jobs stop with ctx; cancel (deferred after
+	// wg.Wait, so it runs first) also stops them when recovery fails.
+	ctx, cancel := context.WithCancel(ctx)
+	r.ctx = ctx
 	defer r.wg.Wait()
+	defer cancel()
 	if err := r.recover(); err != nil {
 		return err
 	}
