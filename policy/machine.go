@@ -1,0 +1,309 @@
+package policy
+
+import (
+	"context"
+	"math"
+	"slices"
+	"time"
+
+	"msched/ga"
+)
+
+// This file is the machine model shared by the baseline policies (fcfs,
+// fcfs-fill, fpfs, lwf, lwf-strict, easy, conservative): a host is one
+// processor; a job takes Min hosts (these policies treat every job as rigid:
+// a moldable job, Min < Max, is run on Min hosts); any free hosts that meet
+// its Arch and Cluster constraints will do (the same allowed-hosts logic as
+// the GA's problem builder). Times are int64 nanoseconds after the
+// snapshot's Now.
+
+// never is the offset of a time that does not come.
+const never = int64(math.MaxInt64)
+
+// maxEstimate caps run-time estimates so that Now plus any estimate plus
+// any start offset stays far from int64 overflow (about 146 years).
+const maxEstimate = int64(1) << 62
+
+// overrunEnd is where a running job that has passed its predicted end is
+// assumed to end: at once, just after now (its hosts are busy now).
+const overrunEnd = int64(1)
+
+// release is the predicted moment at which some busy hosts become free.
+type release struct {
+	at    int64
+	hosts []int // indexes into machine.hosts; shares machine.relHosts
+}
+
+// qjob is a queued job as the baseline policies see it.
+type qjob struct {
+	q     *QueuedJob
+	pos   int     // position in the snapshot's queue (arrival order)
+	n     int     // hosts it takes (Min, at least 1)
+	allow ga.Bits // allowed hosts; nil: any host
+	est   int64   // estimated run time; 0 until asked for
+}
+
+// machine is one Plan call's view of the hosts: which are free now and when
+// the busy ones are predicted to be free. Its buffers are kept from call to
+// call (a policy is called by one goroutine), so a call allocates little
+// beyond the hosts named in its placements.
+type machine struct {
+	o   Options
+	ctx context.Context
+	now time.Time
+
+	hosts  []Host
+	names  []string       // host names the index was built from
+	index  map[string]int // host name -> index
+	freeAt []int64        // per host: 0 free now, else predicted free
+	free   []int          // hosts free now, ascending index
+	freeBf []int          // backing store of free
+	rel    []release      // predicted releases of busy hosts, by time
+	relBuf []int          // backing store of rel[].hosts
+	claim  []bool         // per host: already in a release
+
+	jobs    []qjob
+	rejects []Rejection
+	hbuf    []Host // predictor argument
+	pick    []int  // hosts being chosen
+}
+
+func newMachine(o Options) *machine {
+	o = o.withDefaults()
+	return &machine{o: o, index: map[string]int{}}
+}
+
+// load reads the snapshot: host states, predicted releases and the queued
+// jobs that could ever run (the others become rejections).
+func (m *machine) load(ctx context.Context, s *Snapshot) {
+	m.ctx, m.now, m.hosts = ctx, s.Now, s.Hosts
+	if !m.sameHosts(s.Hosts) {
+		m.names = m.names[:0]
+		clear(m.index)
+		for i, h := range s.Hosts {
+			m.names = append(m.names, h.Name)
+			m.index[h.Name] = i
+		}
+	}
+	nh := len(s.Hosts)
+	m.freeAt = resize(m.freeAt, nh)
+	m.claim = resizeBool(m.claim, nh)
+	for i, h := range s.Hosts {
+		m.freeAt[i] = 0
+		m.claim[i] = false
+		if h.FreeAt.After(s.Now) {
+			m.freeAt[i] = m.offset(h.FreeAt)
+		}
+	}
+	for _, r := range s.Running {
+		end := max(m.offset(r.End), overrunEnd)
+		for _, name := range r.Hosts {
+			if i, ok := m.index[name]; ok && end > m.freeAt[i] {
+				m.freeAt[i] = end
+			}
+		}
+	}
+	m.free = m.freeBf[:0]
+	for i, t := range m.freeAt {
+		if t == 0 {
+			m.free = append(m.free, i)
+		}
+	}
+	m.freeBf = m.free[:0]
+	// Releases: each running job releases the hosts it holds last; hosts
+	// busy by FreeAt alone release one by one.
+	m.rel, m.relBuf = m.rel[:0], m.relBuf[:0]
+	for _, r := range s.Running {
+		end := max(m.offset(r.End), overrunEnd)
+		from := len(m.relBuf)
+		for _, name := range r.Hosts {
+			if i, ok := m.index[name]; ok && !m.claim[i] && m.freeAt[i] == end {
+				m.claim[i] = true
+				m.relBuf = append(m.relBuf, i)
+			}
+		}
+		if len(m.relBuf) > from {
+			m.rel = append(m.rel, release{at: end, hosts: m.relBuf[from:len(m.relBuf):len(m.relBuf)]})
+		}
+	}
+	for i, t := range m.freeAt {
+		if t > 0 && !m.claim[i] {
+			m.relBuf = append(m.relBuf, i)
+			m.rel = append(m.rel, release{at: t, hosts: m.relBuf[len(m.relBuf)-1 : len(m.relBuf) : len(m.relBuf)]})
+		}
+	}
+	slices.SortStableFunc(m.rel, func(a, b release) int { return cmpInt64(a.at, b.at) })
+
+	m.jobs, m.rejects = m.jobs[:0], m.rejects[:0]
+	for i := range s.Queue {
+		q := &s.Queue[i]
+		j := qjob{q: q, pos: i, n: max(q.Min, 1)}
+		if q.Arch != "" || q.Cluster != "" {
+			j.allow = allowed(s.Hosts, q)
+		}
+		avail := nh
+		if j.allow != nil {
+			avail = j.allow.Count()
+		}
+		if j.n > avail {
+			r, _ := impossible(s.Hosts, q)
+			m.rejects = append(m.rejects, r)
+			continue
+		}
+		m.jobs = append(m.jobs, j)
+	}
+}
+
+func (m *machine) sameHosts(hs []Host) bool {
+	if len(hs) != len(m.names) {
+		return false
+	}
+	for i, h := range hs {
+		if h.Name != m.names[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// offset is t as nanoseconds after now.
+func (m *machine) offset(t time.Time) int64 { return int64(t.Sub(m.now)) }
+
+// at is the absolute time of an offset.
+func (m *machine) at(off int64) time.Time {
+	if off >= never {
+		return m.now.Add(time.Duration(maxEstimate))
+	}
+	return m.now.Add(time.Duration(off))
+}
+
+// estimate is j's predicted run time: the predictor's answer on the first
+// j.n hosts it may use, else its Estimate, else the fallback. It is asked
+// once per job per call.
+func (m *machine) estimate(j *qjob) int64 {
+	if j.est > 0 {
+		return j.est
+	}
+	d := time.Duration(0)
+	if m.o.Predictor != nil {
+		m.hbuf = m.hbuf[:0]
+		for i := 0; i < len(m.hosts) && len(m.hbuf) < j.n; i++ {
+			if j.allow == nil || j.allow.Has(i) {
+				m.hbuf = append(m.hbuf, m.hosts[i])
+			}
+		}
+		p, err := m.o.Predictor.Predict(m.ctx, j.q, m.hbuf)
+		if err != nil {
+			m.o.Log.Warn("prediction failed; using the job's estimate", "job", j.q.ID, "err", err)
+		}
+		if err == nil && p > 0 {
+			d = p
+		}
+	}
+	if d <= 0 {
+		d = j.q.Estimate
+	}
+	if d <= 0 {
+		d = m.o.Fallback
+	}
+	j.est = min(int64(d), maxEstimate)
+	return j.est
+}
+
+// freeFor counts the hosts free now that j may use.
+func (m *machine) freeFor(j *qjob) int {
+	if j.allow == nil {
+		return len(m.free)
+	}
+	c := 0
+	for _, h := range m.free {
+		if j.allow.Has(h) {
+			c++
+		}
+	}
+	return c
+}
+
+// take starts j now on the first j.n free hosts it may use (lowest index
+// first); the caller has checked that they exist.
+func (m *machine) take(j *qjob) Placement {
+	m.pick = m.pick[:0]
+	for _, h := range m.free {
+		if len(m.pick) == j.n {
+			break
+		}
+		if j.allow == nil || j.allow.Has(h) {
+			m.pick = append(m.pick, h)
+		}
+	}
+	return m.startOn(j, m.pick)
+}
+
+// startOn starts j now on hosts hs (free now, allowed, j.n of them): they
+// are busy until now plus its estimate, and a release says so.
+func (m *machine) startOn(j *qjob, hs []int) Placement {
+	est := m.estimate(j)
+	end := max(est, overrunEnd)
+	names := make([]string, len(hs))
+	from := len(m.relBuf)
+	for x, h := range hs {
+		names[x] = m.hosts[h].Name
+		m.freeAt[h] = end
+		m.relBuf = append(m.relBuf, h)
+	}
+	m.free = slices.DeleteFunc(m.free, func(h int) bool { return m.freeAt[h] != 0 })
+	r := release{at: end, hosts: m.relBuf[from:len(m.relBuf):len(m.relBuf)]}
+	k, _ := slices.BinarySearchFunc(m.rel, end, func(r release, t int64) int {
+		if r.at <= t {
+			return -1 // after every release at the same time
+		}
+		return 1
+	})
+	m.rel = slices.Insert(m.rel, k, r)
+	return Placement{Job: j.q.ID, Hosts: names, Start: m.now, Predicted: time.Duration(est)}
+}
+
+func cmpInt64(a, b int64) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+func resize(v []int64, n int) []int64 {
+	if cap(v) < n {
+		return make([]int64, n)
+	}
+	return v[:n]
+}
+
+func resizeBool(v []bool, n int) []bool {
+	if cap(v) < n {
+		return make([]bool, n)
+	}
+	return v[:n]
+}
+
+// whenFree is the earliest offset at which j.n hosts that j may use are
+// free by the busy hosts' predicted releases alone (no reservations), or
+// never.
+func (m *machine) whenFree(j *qjob) int64 {
+	need := j.n - m.freeFor(j)
+	if need <= 0 {
+		return 0
+	}
+	for _, r := range m.rel {
+		for _, x := range r.hosts {
+			if j.allow == nil || j.allow.Has(x) {
+				need--
+			}
+		}
+		if need <= 0 {
+			return r.at
+		}
+	}
+	return never
+}
