@@ -1,0 +1,29 @@
+// Package sim is msched's discrete-event simulator: it replays a workload
+// (an SWF trace or a generated stream of Eq. 2 tasks) on a machine of
+// identical or heterogeneous hosts and drives any policy.Policy over it, the
+// same policy code that the sched daemon runs live, so a simulated result
+// describes the live system.
+//
+// # Events
+//
+// Three kinds of event happen at an instant, in this order (the order of
+// pyss, the Hebrew University simulator, ../shared/data/README.md):
+// submissions, then terminations, then starts. The policy is asked for a
+// Plan after each submission and after each termination; the jobs its Plan
+// starts now start at that instant, on hosts that must be free (the
+// simulator checks every placement and fails the run on a bad one). A
+// decision is skipped, as it could start nothing, when the queue is empty
+// or no host is free.
+//
+// A running job ends at its actual run time. The policy sees it end at its
+// estimate; a job that runs past its estimate keeps running, and the
+// snapshot then shows it ending Epsilon after now, as a live scheduler
+// sees a job that has overrun its prediction.
+//
+// # Conventions
+//
+// Times are seconds (float64) from the workload's origin; the snapshot's
+// clock is Epoch plus that. Under the pyss conventions (Pyss in
+// FromSWF and Metrics) jobs and statistics follow pyss exactly, so that
+// the figures can be compared with its published output.
+package sim

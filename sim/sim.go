@@ -1,0 +1,560 @@
+package sim
+
+import (
+	"container/heap"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"time"
+
+	"msched/policy"
+)
+
+// Config is a simulation's setting.
+type Config struct {
+	Machine Machine
+	// Epsilon is how far after now the snapshot puts the end of a job that
+	// has run past its estimate; default one second (traces have whole
+	// seconds).
+	Epsilon time.Duration
+	// Backlog, when > 0, makes the workload a closed system: submit times
+	// are ignored, and jobs are submitted (in order) whenever fewer than
+	// Backlog wait, so that Backlog jobs are always waiting (the MS paper's
+	// Table 1 setting). More, when set, supplies job i once the Jobs given
+	// to New are used up.
+	Backlog int
+	More    func(i int) Job
+	// Horizon, when > 0, stops the simulation at this time; jobs running
+	// then are not finished.
+	Horizon float64
+	// Record keeps every job's hosts (for the Gantt chart).
+	Record bool
+	// CheckEvery is how many events pass between looks at the context and
+	// calls of Progress; default 1024.
+	CheckEvery int
+	// Progress, when set, is called with the number of jobs finished and
+	// the number of jobs (0 when unbounded).
+	Progress func(done, total int)
+}
+
+// DefaultEpsilon is the default Config.Epsilon.
+const DefaultEpsilon = time.Second
+
+// Status is what became of a job.
+type Status uint8
+
+// Job outcomes.
+const (
+	Pending  Status = iota // not submitted, waiting or running when the run stopped
+	Done                   // ran to completion
+	Rejected               // the policy rejected it (it can never run)
+)
+
+// Result is one policy's run over a workload.
+type Result struct {
+	Policy string
+	Hosts  int
+	Jobs   []Job
+	// Per job, in the order of Jobs: outcome, start and end (seconds), host
+	// count, and the hosts (indexes into the machine; with Config.Record).
+	Status     []Status
+	Start, End []float64
+	NHosts     []int32
+	HostsOf    [][]int32
+	Reasons    map[string]string // rejected job ID → reason
+	LastSubmit float64           // the last submission time
+	Stop       float64           // simulated time when the run stopped
+	Horizon    float64
+	// Decisions is the number of Plan calls, DecisionTime their wall time
+	// in all; Generations the GA generations run (GA policies only).
+	Decisions    int
+	DecisionTime time.Duration
+	Generations  int
+	Wall         time.Duration
+}
+
+// Sim is one simulation; build it with New, build the policy with its
+// Predictor, and Run it once.
+type Sim struct {
+	cfg  Config
+	jobs []Job
+	pol  policy.Policy
+	res  *Result
+	used bool
+
+	now     float64
+	next    int     // next job to submit (index into jobs)
+	order   []int32 // open system: job indexes in submission order
+	hosts   []policy.Host
+	speed   []float64
+	index   map[string]int // host name → index
+	busy    []int32        // host → running job, -1 when free
+	free    int            // free hosts
+	ids     map[string]int32
+	queue   []policy.QueuedJob
+	qjob    []int32 // queue position → job
+	run     []policy.RunningJob
+	rjob    []int32 // running position → job
+	rpos    map[int32]int
+	ends    endHeap // actual ends
+	ests    endHeap // estimated ends, for overruns
+	over    []int32 // running jobs past their estimate
+	jhosts  [][]int32
+	estEnd  []float64
+	done    int
+	scratch []int32
+}
+
+// New prepares a simulation of jobs on cfg's machine.
+func New(cfg Config, jobs []Job) (*Sim, error) {
+	m := cfg.Machine
+	if len(m.Hosts) == 0 {
+		return nil, errors.New("sim: machine has no hosts")
+	}
+	if len(m.Speed) != len(m.Hosts) {
+		return nil, fmt.Errorf("sim: %d speeds for %d hosts", len(m.Speed), len(m.Hosts))
+	}
+	if cfg.Epsilon <= 0 {
+		cfg.Epsilon = DefaultEpsilon
+	}
+	if cfg.CheckEvery <= 0 {
+		cfg.CheckEvery = 1024
+	}
+	jobs = slices.Clone(jobs) // submission rewrites submit times and duplicate IDs
+	s := &Sim{cfg: cfg, jobs: jobs, index: make(map[string]int, len(m.Hosts)),
+		ids: map[string]int32{}, rpos: map[int32]int{}}
+	s.hosts = slices.Clone(m.Hosts)
+	s.speed = m.Speed
+	for i, h := range s.hosts {
+		if _, dup := s.index[h.Name]; dup {
+			return nil, fmt.Errorf("sim: host %q listed twice", h.Name)
+		}
+		if !(m.Speed[i] > 0) {
+			return nil, fmt.Errorf("sim: host %q has speed %v", h.Name, m.Speed[i])
+		}
+		s.index[h.Name] = i
+		s.hosts[i].FreeAt = time.Time{}
+	}
+	for i := range jobs {
+		if err := checkJob(&jobs[i]); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Backlog <= 0 {
+		s.order = make([]int32, len(jobs))
+		for i := range s.order {
+			s.order[i] = int32(i)
+		}
+		slices.SortStableFunc(s.order, func(a, b int32) int {
+			if jobs[a].Submit < jobs[b].Submit {
+				return -1
+			}
+			if jobs[a].Submit > jobs[b].Submit {
+				return 1
+			}
+			return 0
+		})
+	}
+	return s, nil
+}
+
+func checkJob(j *Job) error {
+	if j.Min < 1 || j.Max < j.Min {
+		return fmt.Errorf("sim: job %s: host range %d..%d", j.ID, j.Min, j.Max)
+	}
+	if j.Time == nil && (!(j.Run >= 0) || math.IsInf(j.Run, 0)) {
+		return fmt.Errorf("sim: job %s: run time %v", j.ID, j.Run)
+	}
+	if !(j.Submit >= 0) || math.IsInf(j.Submit, 0) {
+		return fmt.Errorf("sim: job %s: submit time %v", j.ID, j.Submit)
+	}
+	return nil
+}
+
+// Predictor answers the policy's run-time questions from the workload: the
+// job's estimate (exact for moldable jobs), at the speed of the slowest of
+// the hosts asked about. Give it to the policy in policy.Options.
+func (s *Sim) Predictor() policy.Predictor { return policy.PredictorFunc(s.predict) }
+
+func (s *Sim) predict(_ context.Context, q *policy.QueuedJob, hs []policy.Host) (time.Duration, error) {
+	k, ok := s.ids[q.ID]
+	if !ok {
+		return 0, fmt.Errorf("sim: no queued job %q", q.ID)
+	}
+	j := &s.jobs[k]
+	est := j.estimateOn(len(hs))
+	if est <= 0 {
+		return 0, nil // unknown: the policy falls back
+	}
+	slow := 1.0
+	for i, h := range hs {
+		if x, ok := s.index[h.Name]; ok && (i == 0 || s.speed[x] < slow) {
+			slow = s.speed[x]
+		}
+	}
+	return dur(est / slow), nil
+}
+
+// Run drives pol over the workload. It returns the result so far with the
+// error when the run fails or ctx ends.
+func (s *Sim) Run(ctx context.Context, pol policy.Policy) (*Result, error) {
+	if s.used {
+		return nil, errors.New("sim: a Sim runs once")
+	}
+	s.used = true
+	s.pol = pol
+	n := len(s.jobs)
+	s.res = &Result{Policy: pol.Name(), Hosts: len(s.hosts), Reasons: map[string]string{}, Horizon: s.cfg.Horizon}
+	s.grow(n)
+	s.busy = make([]int32, len(s.hosts))
+	for i := range s.busy {
+		s.busy[i] = -1
+	}
+	s.free = len(s.hosts)
+	wall := time.Now()
+	err := s.loop(ctx)
+	s.res.Wall = time.Since(wall)
+	s.res.Jobs = s.jobs
+	s.res.Stop = s.now
+	if s.cfg.Record {
+		// Jobs still running keep their hosts for the Gantt chart.
+		for len(s.res.HostsOf) < len(s.jobs) {
+			s.res.HostsOf = append(s.res.HostsOf, nil)
+		}
+		for _, k := range s.rjob {
+			s.res.HostsOf[k] = s.jhosts[k]
+		}
+	}
+	if g, ok := pol.(interface{ Generations() int }); ok {
+		s.res.Generations = g.Generations()
+	}
+	if s.cfg.Progress != nil {
+		s.cfg.Progress(s.done, s.total())
+	}
+	return s.res, err
+}
+
+func (s *Sim) total() int {
+	if s.cfg.Backlog > 0 && s.cfg.More != nil {
+		return 0
+	}
+	return len(s.jobs)
+}
+
+// grow sizes the per-job arrays for n jobs.
+func (s *Sim) grow(n int) {
+	r := s.res
+	for len(r.Status) < n {
+		r.Status = append(r.Status, Pending)
+		r.Start = append(r.Start, math.NaN())
+		r.End = append(r.End, math.NaN())
+		r.NHosts = append(r.NHosts, 0)
+		s.jhosts = append(s.jhosts, nil)
+		s.estEnd = append(s.estEnd, 0)
+	}
+}
+
+func (s *Sim) loop(ctx context.Context) error {
+	events := 0
+	tick := func() error {
+		events++
+		if events%s.cfg.CheckEvery == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			if s.cfg.Progress != nil {
+				s.cfg.Progress(s.done, s.total())
+			}
+		}
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if s.cfg.Backlog > 0 {
+		if err := s.topUp(ctx); err != nil {
+			return err
+		}
+	}
+	for {
+		t, ok := s.nextTime()
+		if !ok {
+			break
+		}
+		if s.cfg.Horizon > 0 && t > s.cfg.Horizon {
+			s.now = s.cfg.Horizon
+			return nil
+		}
+		s.now = t
+		// Submissions at t.
+		for s.next < len(s.order) && s.jobs[s.order[s.next]].Submit <= t {
+			k := s.order[s.next]
+			s.next++
+			s.submit(k)
+			if err := s.decide(ctx); err != nil {
+				return err
+			}
+			if err := tick(); err != nil {
+				return err
+			}
+		}
+		// Terminations at t (a job of run time 0 that starts now ends in
+		// this same loop).
+		for len(s.ends) > 0 && s.ends[0].t <= t {
+			e := heap.Pop(&s.ends).(endEvent)
+			s.finish(e.job)
+			if err := s.decide(ctx); err != nil {
+				return err
+			}
+			if s.cfg.Backlog > 0 {
+				if err := s.topUp(ctx); err != nil {
+					return err
+				}
+			}
+			if err := tick(); err != nil {
+				return err
+			}
+		}
+	}
+	if len(s.queue) > 0 {
+		return fmt.Errorf("sim: %s left %d jobs waiting (first %s) on an idle machine", s.pol.Name(), len(s.queue), s.queue[0].ID)
+	}
+	return nil
+}
+
+// nextTime is the time of the next event.
+func (s *Sim) nextTime() (float64, bool) {
+	t, ok := math.Inf(1), false
+	if s.next < len(s.order) {
+		t, ok = s.jobs[s.order[s.next]].Submit, true
+	}
+	if len(s.ends) > 0 && s.ends[0].t < t {
+		t, ok = s.ends[0].t, true
+	}
+	return t, ok
+}
+
+// topUp submits jobs, one decision each, until Backlog jobs wait.
+func (s *Sim) topUp(ctx context.Context) error {
+	for len(s.queue) < s.cfg.Backlog {
+		k := len(s.jobs)
+		if s.next < k {
+			k = s.next
+		} else if s.cfg.More != nil {
+			j := s.cfg.More(k)
+			if err := checkJob(&j); err != nil {
+				return err
+			}
+			s.jobs = append(s.jobs, j)
+			s.grow(len(s.jobs))
+		} else {
+			return nil
+		}
+		s.next++
+		s.jobs[k].Submit = s.now
+		s.submit(int32(k))
+		if err := s.decide(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Sim) submit(k int32) {
+	j := &s.jobs[k]
+	if _, dup := s.ids[j.ID]; dup || j.ID == "" {
+		// IDs name jobs in plans; make a unique one.
+		j.ID = fmt.Sprintf("%s#%d", j.ID, k)
+	}
+	s.ids[j.ID] = k
+	s.res.LastSubmit = math.Max(s.res.LastSubmit, j.Submit)
+	s.queue = append(s.queue, policy.QueuedJob{
+		ID: j.ID, Name: j.ID, Submit: At(j.Submit), Min: j.Min, Max: j.Max,
+		Estimate: dur(j.estimateOn(j.Min)),
+	})
+	s.qjob = append(s.qjob, k)
+}
+
+// decide asks the policy for a plan and applies it.
+func (s *Sim) decide(ctx context.Context) error {
+	if len(s.queue) == 0 || s.free == 0 {
+		return nil
+	}
+	s.refreshOverruns()
+	now := At(s.now)
+	snap := policy.Snapshot{Now: now, Hosts: s.hosts, Running: s.run, Queue: s.queue}
+	t0 := time.Now()
+	plan, err := s.pol.Plan(ctx, snap)
+	s.res.DecisionTime += time.Since(t0)
+	s.res.Decisions++
+	if err != nil {
+		return fmt.Errorf("sim: %s at t=%g: %w", s.pol.Name(), s.now, err)
+	}
+	if len(plan.StartNow) == 0 && len(plan.Reject) == 0 {
+		return nil
+	}
+	gone := map[int32]bool{}
+	for _, r := range plan.Reject {
+		k, ok := s.ids[r.Job]
+		if !ok || s.res.Status[k] != Pending || gone[k] {
+			return fmt.Errorf("sim: %s rejected %q, which is not waiting", s.pol.Name(), r.Job)
+		}
+		gone[k] = true
+		s.res.Status[k] = Rejected
+		s.res.Reasons[r.Job] = r.Reason
+		delete(s.ids, r.Job)
+	}
+	for _, p := range plan.StartNow {
+		k, ok := s.ids[p.Job]
+		if !ok || gone[k] || s.res.Status[k] != Pending || !math.IsNaN(s.res.Start[k]) {
+			return fmt.Errorf("sim: %s started %q, which is not waiting", s.pol.Name(), p.Job)
+		}
+		if err := s.start(k, p.Hosts); err != nil {
+			return fmt.Errorf("sim: %s at t=%g: %w", s.pol.Name(), s.now, err)
+		}
+		gone[k] = true
+	}
+	// Drop started and rejected jobs from the queue, keeping arrival order.
+	w := 0
+	for i, k := range s.qjob {
+		if gone[k] {
+			continue
+		}
+		s.queue[w], s.qjob[w] = s.queue[i], k
+		w++
+	}
+	clear(s.queue[w:])
+	s.queue, s.qjob = s.queue[:w], s.qjob[:w]
+	return nil
+}
+
+// start runs job k on the named hosts now.
+func (s *Sim) start(k int32, names []string) error {
+	j := &s.jobs[k]
+	if len(names) < j.Min || len(names) > j.Max {
+		return fmt.Errorf("job %s placed on %d hosts, wants %d..%d", j.ID, len(names), j.Min, j.Max)
+	}
+	hs := s.scratch[:0]
+	slow := math.Inf(1)
+	for _, name := range names {
+		i, ok := s.index[name]
+		if !ok {
+			return fmt.Errorf("job %s placed on unknown host %q", j.ID, name)
+		}
+		if b := s.busy[i]; b >= 0 {
+			return fmt.Errorf("job %s placed on host %s, busy with job %s", j.ID, name, s.jobs[b].ID)
+		}
+		s.busy[i] = k // also catches a host named twice
+		hs = append(hs, int32(i))
+		slow = math.Min(slow, s.speed[i])
+	}
+	s.scratch = hs
+	s.free -= len(hs)
+	n := len(hs)
+	actual := j.runOn(n) / slow
+	est := j.estimateOn(n) / slow
+	if !(actual >= 0) || math.IsInf(actual, 0) {
+		return fmt.Errorf("job %s: run time %v on %d hosts", j.ID, actual, n)
+	}
+	if !(est > 0) || math.IsInf(est, 0) {
+		est = actual // no estimate: the policy planned with its fallback
+	}
+	r := s.res
+	r.Start[k] = s.now
+	r.NHosts[k] = int32(n)
+	own := slices.Clone(hs)
+	s.jhosts[k] = own
+	s.estEnd[k] = s.now + est
+	endAt := At(s.estEnd[k])
+	hostNames := make([]string, n)
+	for x, i := range own {
+		hostNames[x] = s.hosts[i].Name
+		s.hosts[i].FreeAt = endAt
+	}
+	s.rpos[k] = len(s.run)
+	s.run = append(s.run, policy.RunningJob{ID: j.ID, Name: j.ID, Hosts: hostNames, Start: At(s.now), End: endAt})
+	s.rjob = append(s.rjob, k)
+	heap.Push(&s.ends, endEvent{t: s.now + actual, job: k})
+	heap.Push(&s.ests, endEvent{t: s.estEnd[k], job: k})
+	return nil
+}
+
+// finish ends job k now.
+func (s *Sim) finish(k int32) {
+	r := s.res
+	r.Status[k] = Done
+	r.End[k] = s.now
+	s.done++
+	for _, i := range s.jhosts[k] {
+		s.busy[i] = -1
+		s.hosts[i].FreeAt = time.Time{}
+	}
+	s.free += len(s.jhosts[k])
+	if s.cfg.Record {
+		if len(r.HostsOf) < len(s.jobs) {
+			r.HostsOf = append(r.HostsOf, make([][]int32, len(s.jobs)-len(r.HostsOf))...)
+		}
+		r.HostsOf[k] = s.jhosts[k]
+	}
+	s.jhosts[k] = nil
+	p := s.rpos[k]
+	last := len(s.run) - 1
+	s.run[p], s.rjob[p] = s.run[last], s.rjob[last]
+	s.rpos[s.rjob[p]] = p
+	s.run[last] = policy.RunningJob{}
+	s.run, s.rjob = s.run[:last], s.rjob[:last]
+	delete(s.rpos, k)
+	delete(s.ids, s.jobs[k].ID)
+	if i := slices.Index(s.over, k); i >= 0 {
+		s.over = slices.Delete(s.over, i, i+1)
+	}
+}
+
+// refreshOverruns moves running jobs past their estimate into the overrun
+// list and shows every overrun job ending Epsilon after now.
+func (s *Sim) refreshOverruns() {
+	eps := s.cfg.Epsilon.Seconds()
+	for len(s.ests) > 0 && s.ests[0].t < s.now+eps {
+		e := heap.Pop(&s.ests).(endEvent)
+		if s.res.Status[e.job] == Pending && !math.IsNaN(s.res.Start[e.job]) {
+			s.over = append(s.over, e.job)
+		}
+	}
+	if len(s.over) == 0 {
+		return
+	}
+	end := At(s.now + eps)
+	for _, k := range s.over {
+		s.run[s.rpos[k]].End = end
+		for _, i := range s.jhosts[k] {
+			s.hosts[i].FreeAt = end
+		}
+	}
+}
+
+// endEvent is a job's end; ties go to the lower job index, so that a run
+// is deterministic.
+type endEvent struct {
+	t   float64
+	job int32
+}
+
+type endHeap []endEvent
+
+func (h endHeap) Len() int { return len(h) }
+func (h endHeap) Less(a, b int) bool {
+	if h[a].t != h[b].t {
+		return h[a].t < h[b].t
+	}
+	return h[a].job < h[b].job
+}
+func (h endHeap) Swap(a, b int) { h[a], h[b] = h[b], h[a] }
+func (h *endHeap) Push(x any)   { *h = append(*h, x.(endEvent)) }
+func (h *endHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
