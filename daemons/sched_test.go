@@ -88,10 +88,23 @@ func TestSched_PlacesOnFreeHostsAndPublishes(t *testing.T) {
 			d := &Sched{Env: Env{Spool: sp}, Hosts: localHosts(4), Policy: pol, Window: 4}
 			go func() { done <- d.Run(ctx) }()
 			waitFor(t, "two jobs runnable", func() bool { return count(t, sp, spool.Runnable) == 2 })
-			// The 4 jobs left all fit the window of 4.
-			waitFor(t, "the other 4 in the window", func() bool {
-				return count(t, sp, spool.Scheduling) == 4 && count(t, sp, spool.Queued) == 0
+			// The 4 jobs left all fit the window of 4; the cycle that moved
+			// them there publishes them as planned.
+			var pub Published
+			waitFor(t, "2 running and the other 4 planned in the published schedule", func() bool {
+				b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), ScheduleFile))
+				if err != nil || json.Unmarshal(b, &pub) != nil {
+					return false
+				}
+				states := map[string]int{}
+				for _, j := range pub.Jobs {
+					states[j.State]++
+				}
+				return states["running"] == 2 && states["planned"] == 4
 			})
+			if len(pub.Hosts) != 4 || count(t, sp, spool.Scheduling) != 4 || count(t, sp, spool.Queued) != 0 {
+				t.Fatalf("published %d hosts, %d in scheduling, %d queued; want 4, 4, 0", len(pub.Hosts), count(t, sp, spool.Scheduling), count(t, sp, spool.Queued))
+			}
 			cancel()
 			if err := <-done; err != nil {
 				t.Fatal(err)
@@ -112,21 +125,6 @@ func TestSched_PlacesOnFreeHostsAndPublishes(t *testing.T) {
 					}
 					used[h] = true
 				}
-			}
-			b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), ScheduleFile))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var pub Published
-			if err := json.Unmarshal(b, &pub); err != nil {
-				t.Fatal(err)
-			}
-			states := map[string]int{}
-			for _, j := range pub.Jobs {
-				states[j.State]++
-			}
-			if len(pub.Hosts) != 4 || states["running"] != 2 || states["planned"] != 4 {
-				t.Fatalf("published %d hosts and %v, want 4 hosts, 2 running and 4 planned (the window)", len(pub.Hosts), states)
 			}
 		})
 	}
