@@ -1,0 +1,173 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"msched/hoststat"
+	"msched/models"
+	"msched/policy"
+	"msched/sim"
+	"msched/workload"
+)
+
+func newSimulateCmd() *cobra.Command {
+	var (
+		file, hostsFile, estimate, svg string
+		policies                       []string
+		procs, gens                    int
+		seed                           int64
+		pyss, asJSON                   bool
+		ganttFrom, ganttSpan           float64
+	)
+	cmd := &cobra.Command{
+		Use:   "simulate",
+		Short: "Replay an SWF workload under one or more policies",
+		Long: `Replays an SWF trace (plain or gzip) with msched's discrete-event simulator
+and the same policy code the sched daemon runs, on --procs identical
+processors (default: the trace's MaxProcs) or the hosts of --hosts. Events at
+one instant: submissions, then terminations, then starts; the policy decides
+after each submission and each termination.
+
+--estimate request tells policies the user's requested time (SWF field 9),
+exact the actual run time. --pyss follows pyss's job and counting
+conventions (see sim.FromSWF and sim.Compute), so the figures compare with
+pyss's output. Seeds are logged; --generations is the GA's per-decision
+budget.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if file == "" {
+				return fmt.Errorf("simulate: --workload is required")
+			}
+			est, err := sim.ParseEstimate(estimate)
+			if err != nil {
+				return err
+			}
+			hdr, recs, err := workload.ReadFile(file)
+			if err != nil {
+				return err
+			}
+			var machine sim.Machine
+			if hostsFile != "" {
+				hs, err := hoststat.LoadHosts(hostsFile)
+				if err != nil {
+					return err
+				}
+				machine = sim.FromHosts(hs, models.DefaultHardware())
+			} else {
+				n := procs
+				if n <= 0 {
+					n = hdr.MaxProcs
+				}
+				if n <= 0 {
+					n = hdr.MaxNodes
+				}
+				if n <= 0 {
+					return fmt.Errorf("simulate: %s gives no MaxProcs; use --procs", file)
+				}
+				machine = sim.Identical(n)
+			}
+			tr, err := sim.FromSWF(workload.Slice(recs), len(machine.Hosts), est, pyss)
+			if err != nil {
+				return err
+			}
+			slog.Info("simulate", "workload", file, "jobs", len(tr.Jobs), "skipped", tr.Skipped,
+				"clamped", tr.Clamped, "tiny", tr.Tiny, "hosts", len(machine.Hosts), "estimate", est, "pyss", pyss, "seed", seed)
+			var results []*sim.Result
+			var ms []sim.Metrics
+			for _, name := range policies {
+				bar := newProgress(os.Stderr, name)
+				s, err := sim.New(sim.Config{Machine: machine, Record: svg != "", Progress: bar.update}, tr.Jobs)
+				if err != nil {
+					return err
+				}
+				p, err := policy.New(name, policy.Options{Predictor: s.Predictor(), Seed: seed, Generations: gens})
+				if err != nil {
+					return err
+				}
+				r, err := s.Run(cmd.Context(), p)
+				bar.done()
+				if err != nil {
+					return err
+				}
+				results = append(results, r)
+				ms = append(ms, sim.Compute(r, pyss))
+			}
+			if svg != "" {
+				if err := writeFileWith(svg, func(w io.Writer) error { return sim.WriteSVG(w, results, ganttFrom, ganttSpan) }); err != nil {
+					return err
+				}
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				enc := json.NewEncoder(out)
+				for _, m := range ms {
+					if err := enc.Encode(m); err != nil {
+						return err
+					}
+				}
+				return nil
+			}
+			return simulateTable(out, ms)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&file, "workload", "", "SWF trace (plain or gzip)")
+	f.StringSliceVar(&policies, "policy", []string{"easy"}, "policies, comma-separated (known: "+strings.Join(policy.Names(), ", ")+")")
+	f.IntVar(&procs, "procs", 0, "identical processors (default: the trace's MaxProcs)")
+	f.StringVar(&hostsFile, "hosts", "", "hosts file of heterogeneous hosts (instead of --procs)")
+	f.StringVar(&estimate, "estimate", "request", "what policies are told of run times: exact or request")
+	f.BoolVar(&pyss, "pyss", false, "pyss's job and counting conventions")
+	f.BoolVar(&asJSON, "json", false, "one JSON object per policy and line")
+	f.StringVar(&svg, "svg", "", "write utilisation over time and the schedule (Gantt) to this SVG file")
+	f.Float64Var(&ganttFrom, "gantt-from", 0, "start of the Gantt window, seconds (with --gantt-span)")
+	f.Float64Var(&ganttSpan, "gantt-span", 0, "length of the Gantt window, seconds (default: the first twentieth of the run)")
+	f.Int64Var(&seed, "seed", 1, "seed of every random choice of the policies")
+	f.IntVar(&gens, "generations", 0, fmt.Sprintf("GA generations per decision (default %d)", policy.DefaultGens))
+	return cmd
+}
+
+func simulateTable(w io.Writer, ms []sim.Metrics) error {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "policy\tjobs\twait s\tmedian\tp95\tresponse s\tslowdown\tbounded sld\tp95\tutil\tmakespan s\tjobs/h\tdecisions\tms/decision\t")
+	for _, m := range ms {
+		fmt.Fprintf(tw, "%s\t%d/%d\t%.1f\t%.0f\t%.0f\t%.1f\t%.3f\t%.3f\t%.1f\t%.3f\t%.0f\t%.1f\t%d\t%.3f\t\n",
+			m.Policy, m.Jobs, m.Of, m.MeanWait, m.MedianWait, m.P95Wait, m.MeanResponse, m.MeanSlowdown,
+			m.MeanBSD, m.P95BSD, m.Utilization, m.Makespan, m.Throughput, m.Decisions, m.MeanDecisionMS)
+	}
+	return tw.Flush()
+}
+
+// progress draws a bar on w when it is a terminal.
+type progress struct {
+	w    *os.File
+	name string
+	on   bool
+}
+
+func newProgress(w *os.File, name string) *progress {
+	st, err := w.Stat()
+	return &progress{w: w, name: name, on: err == nil && st.Mode()&os.ModeCharDevice != 0}
+}
+
+func (p *progress) update(done, total int) {
+	if !p.on || total <= 0 {
+		return
+	}
+	const width = 40
+	n := done * width / total
+	fmt.Fprintf(p.w, "\r%-12s [%s%s] %3d%%", p.name, strings.Repeat("=", n), strings.Repeat(" ", width-n), done*100/total)
+}
+
+func (p *progress) done() {
+	if p.on {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
