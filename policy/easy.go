@@ -131,25 +131,26 @@ func (p *easyPolicy) reserve(head *qjob) (int64, Placement) {
 	// free; releases at that same time count too (they are free then).
 	need := head.n - m.freeFor(head)
 	shadow, last := never, -1
-	for r := range m.rel {
-		if m.rel[r].at > shadow {
+	rel := m.releases()
+	for r := range rel {
+		if rel[r].at > shadow {
 			break
 		}
-		for _, x := range m.rel[r].hosts {
+		for _, x := range rel[r].hosts {
 			if uses(x) {
 				need--
 			}
 		}
 		last = r
 		if need <= 0 && shadow == never {
-			shadow = m.rel[r].at
+			shadow = rel[r].at
 		}
 	}
 	// Reserved hosts: the latest-freed first (ties: higher index), then
 	// hosts free now from the highest index down.
 	hosts := make([]string, 0, head.n)
 	for r := last; r >= 0 && len(hosts) < head.n; r-- {
-		hs := m.rel[r].hosts
+		hs := rel[r].hosts
 		for x := len(hs) - 1; x >= 0 && len(hosts) < head.n; x-- {
 			if uses(hs[x]) {
 				hosts = append(hosts, m.hosts[hs[x]].Name)

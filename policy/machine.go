@@ -59,8 +59,12 @@ type machine struct {
 	free   []int          // hosts free now, ascending index
 	freeBf []int          // backing store of free
 	rel    []release      // predicted releases of busy hosts, by time
+	relOK  bool           // rel is built for this call
 	relBuf []int          // backing store of rel[].hosts
 	claim  []bool         // per host: already in a release
+	runIdx []int          // running jobs' host indexes, job r's at runIdx[runOff[r]:runOff[r+1]]
+	runOff []int
+	runEnd []int64 // running jobs' predicted ends
 
 	jobs    []qjob
 	rejects []Rejection
@@ -90,19 +94,25 @@ func (m *machine) load(ctx context.Context, s *Snapshot) {
 	m.claim = resizeBool(m.claim, nh)
 	for i, h := range s.Hosts {
 		m.freeAt[i] = 0
-		m.claim[i] = false
 		if h.FreeAt.After(s.Now) {
 			m.freeAt[i] = m.offset(h.FreeAt)
 		}
 	}
+	m.runIdx, m.runOff, m.runEnd = m.runIdx[:0], m.runOff[:0], m.runEnd[:0]
 	for _, r := range s.Running {
 		end := max(m.offset(r.End), overrunEnd)
+		m.runOff = append(m.runOff, len(m.runIdx))
+		m.runEnd = append(m.runEnd, end)
 		for _, name := range r.Hosts {
-			if i, ok := m.index[name]; ok && end > m.freeAt[i] {
-				m.freeAt[i] = end
+			if i, ok := m.index[name]; ok {
+				m.runIdx = append(m.runIdx, i)
+				if end > m.freeAt[i] {
+					m.freeAt[i] = end
+				}
 			}
 		}
 	}
+	m.runOff = append(m.runOff, len(m.runIdx))
 	m.free = m.freeBf[:0]
 	for i, t := range m.freeAt {
 		if t == 0 {
@@ -110,29 +120,7 @@ func (m *machine) load(ctx context.Context, s *Snapshot) {
 		}
 	}
 	m.freeBf = m.free[:0]
-	// Releases: each running job releases the hosts it holds last; hosts
-	// busy by FreeAt alone release one by one.
-	m.rel, m.relBuf = m.rel[:0], m.relBuf[:0]
-	for _, r := range s.Running {
-		end := max(m.offset(r.End), overrunEnd)
-		from := len(m.relBuf)
-		for _, name := range r.Hosts {
-			if i, ok := m.index[name]; ok && !m.claim[i] && m.freeAt[i] == end {
-				m.claim[i] = true
-				m.relBuf = append(m.relBuf, i)
-			}
-		}
-		if len(m.relBuf) > from {
-			m.rel = append(m.rel, release{at: end, hosts: m.relBuf[from:len(m.relBuf):len(m.relBuf)]})
-		}
-	}
-	for i, t := range m.freeAt {
-		if t > 0 && !m.claim[i] {
-			m.relBuf = append(m.relBuf, i)
-			m.rel = append(m.rel, release{at: t, hosts: m.relBuf[len(m.relBuf)-1 : len(m.relBuf) : len(m.relBuf)]})
-		}
-	}
-	slices.SortStableFunc(m.rel, func(a, b release) int { return cmpInt64(a.at, b.at) })
+	m.relOK = false
 
 	m.jobs, m.rejects = m.jobs[:0], m.rejects[:0]
 	for i := range s.Queue {
@@ -164,6 +152,46 @@ func (m *machine) sameHosts(hs []Host) bool {
 		}
 	}
 	return true
+}
+
+// releases returns the predicted releases of the busy hosts, by time: each
+// running job releases the hosts it holds last; hosts busy otherwise (by
+// FreeAt, or started by this call before the releases were first asked
+// for) release one by one. Built on first use in a call, then kept up to
+// date by startOn.
+func (m *machine) releases() []release {
+	if m.relOK {
+		return m.rel
+	}
+	m.relOK = true
+	clear(m.claim)
+	m.rel, m.relBuf = m.rel[:0], m.relBuf[:0]
+	for r, end := range m.runEnd {
+		from := len(m.relBuf)
+		for _, i := range m.runIdx[m.runOff[r]:m.runOff[r+1]] {
+			if !m.claim[i] && m.freeAt[i] == end {
+				m.claim[i] = true
+				m.relBuf = append(m.relBuf, i)
+			}
+		}
+		if len(m.relBuf) > from {
+			m.rel = append(m.rel, release{at: end, hosts: m.relBuf[from:len(m.relBuf):len(m.relBuf)]})
+		}
+	}
+	for i, t := range m.freeAt {
+		if t > 0 && !m.claim[i] {
+			m.relBuf = append(m.relBuf, i)
+			m.rel = append(m.rel, release{at: t, hosts: m.relBuf[len(m.relBuf)-1 : len(m.relBuf) : len(m.relBuf)]})
+		}
+	}
+	// Ties by first host: deterministic whatever the running jobs' order.
+	slices.SortFunc(m.rel, func(a, b release) int {
+		if c := cmpInt64(a.at, b.at); c != 0 {
+			return c
+		}
+		return a.hosts[0] - b.hosts[0]
+	})
+	return m.rel
 }
 
 // offset is t as nanoseconds after now.
@@ -249,9 +277,14 @@ func (m *machine) startOn(j *qjob, hs []int) Placement {
 	for x, h := range hs {
 		names[x] = m.hosts[h].Name
 		m.freeAt[h] = end
-		m.relBuf = append(m.relBuf, h)
+		if m.relOK {
+			m.relBuf = append(m.relBuf, h)
+		}
 	}
 	m.free = slices.DeleteFunc(m.free, func(h int) bool { return m.freeAt[h] != 0 })
+	if !m.relOK {
+		return Placement{Job: j.q.ID, Hosts: names, Start: m.now, Predicted: time.Duration(est)}
+	}
 	r := release{at: end, hosts: m.relBuf[from:len(m.relBuf):len(m.relBuf)]}
 	k, _ := slices.BinarySearchFunc(m.rel, end, func(r release, t int64) int {
 		if r.at <= t {
@@ -295,7 +328,7 @@ func (m *machine) whenFree(j *qjob) int64 {
 	if need <= 0 {
 		return 0
 	}
-	for _, r := range m.rel {
+	for _, r := range m.releases() {
 		for _, x := range r.hosts {
 			if j.allow == nil || j.allow.Has(x) {
 				need--

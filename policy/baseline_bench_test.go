@@ -1,0 +1,59 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"testing"
+	"time"
+)
+
+// benchSnapshot is a loaded machine: m hosts, r running jobs holding all
+// but a few hosts with ends over the next day, q queued jobs (mostly small,
+// some wide) with estimates up to a day, as the simulator would show it.
+func benchSnapshot(m, r, q int) Snapshot {
+	rng := rand.New(rand.NewSource(1))
+	s := Snapshot{Now: t0, Hosts: hosts(m)}
+	perm := rng.Perm(m)
+	per := max((m-4)/r, 1)
+	for i := 0; i < r && len(perm) >= per; i++ {
+		var names []string
+		for _, h := range perm[:per] {
+			names = append(names, s.Hosts[h].Name)
+		}
+		perm = perm[per:]
+		end := t0.Add(time.Duration(1+rng.Intn(86400)) * time.Second)
+		s.Running = append(s.Running, RunningJob{ID: fmt.Sprintf("r%d", i), Hosts: names, End: end})
+	}
+	for i := 0; i < q; i++ {
+		n := 1 + rng.Intn(4)
+		if rng.Intn(5) == 0 {
+			n = 1 + rng.Intn(m/2)
+		}
+		s.Queue = append(s.Queue, job(fmt.Sprintf("q%d", i), i, n, n, time.Duration(1+rng.Intn(86400))*time.Second))
+	}
+	return s
+}
+
+func benchPlan(b *testing.B, name string, m, r, q int) {
+	s := benchSnapshot(m, r, q)
+	p, err := New(name, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Plan(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// The reference point: 128 hosts, 100 running, 200 queued.
+func BenchmarkEASYPlan(b *testing.B)         { benchPlan(b, "easy", 128, 100, 200) }
+func BenchmarkEASYPlan1000(b *testing.B)     { benchPlan(b, "easy", 1000, 400, 1000) }
+func BenchmarkConservativePlan(b *testing.B) { benchPlan(b, "conservative", 128, 100, 200) }
+func BenchmarkFCFSFillPlan(b *testing.B)     { benchPlan(b, "fcfs-fill", 128, 100, 200) }
+func BenchmarkFPFSPlan(b *testing.B)         { benchPlan(b, "fpfs", 128, 100, 200) }
+func BenchmarkLWFPlan(b *testing.B)          { benchPlan(b, "lwf", 128, 100, 200) }
