@@ -1,0 +1,87 @@
+package bench
+
+import (
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+)
+
+// A small budget: only the report's structure and the setting's invariants
+// are checked; the figures come from running `msched bench table1`.
+func TestTable1_Structure(t *testing.T) {
+	r, err := Table1(context.Background(), Table1Config{Sizes: []float64{16, 32}, HorizonTasks: 15, Generations: 1, Seed: 3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var obj map[string]any
+	if err := json.Unmarshal(b, &obj); err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range []string{"sizes", "fifo", "ga_ms", "ga_xms"} {
+		v, ok := obj[k].([]any)
+		if !ok || len(v) != 2 {
+			t.Fatalf("%s = %v, want a list of 2", k, obj[k])
+		}
+	}
+	for name, rates := range r.Rates {
+		for k, x := range rates {
+			// Every policy finishes tasks, and none beats the node-seconds
+			// bound relative to FIFO.
+			if !(x > 0) || x/r.FIFO[k] > r.BoundRatio[k]+1e-9 {
+				t.Errorf("%s size %g: rate %g (FIFO %g, bound ratio %g)", name, r.Sizes[k], x, r.FIFO[k], r.BoundRatio[k])
+			}
+			if u := r.Utilization[name][k]; !(u > 0 && u <= 1) {
+				t.Errorf("%s size %g: utilisation %g", name, r.Sizes[k], u)
+			}
+		}
+	}
+	var sb strings.Builder
+	if err := r.Table(&sb); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"16 nodes", "20 tasks always waiting", "fifo", "ga-ms", "ga-xms", "GA-XMS / FIFO"} {
+		if !strings.Contains(sb.String(), want) {
+			t.Errorf("table lacks %q:\n%s", want, sb.String())
+		}
+	}
+}
+
+// The bound counts node-seconds exactly: with i* = 1 only, FIFO runs every
+// task on one node at efficiency 50 % and so does every schedule, so the
+// bound at full utilisation is 1.
+func TestTable1_Bound(t *testing.T) {
+	if b := Table1Bound(1, 1, 1); math.Abs(b-1) > 1e-12 {
+		t.Fatalf("bound = %g, want 1", b)
+	}
+	// i* = 2: FIFO 2·C_cpu, best C_cpu·(1 + 1/4).
+	if b := Table1Bound(2, 2, 0.5); math.Abs(b-2/(0.5*1.25)) > 1e-12 {
+		t.Fatalf("bound = %g, want %g", b, 2/(0.5*1.25))
+	}
+}
+
+// Every policy sees the same task stream, and each task's Eq. 2 run time
+// is least at its peak-speedup count, where it lies in [S/2, 3S/2).
+func TestTable1_Tasks(t *testing.T) {
+	a, b := Table1Tasks(32, 1, 16, 9), Table1Tasks(32, 1, 16, 9)
+	for i := 0; i < 200; i++ {
+		x, y := a(i), b(i)
+		best, at := math.Inf(1), 0
+		for n := 1; n <= 16; n++ {
+			if x.Time(n) != y.Time(n) {
+				t.Fatalf("task %d differs between streams", i)
+			}
+			if v := x.Time(n); v < best {
+				best, at = v, n
+			}
+		}
+		if best < 16 || best >= 48 || x.Min != 1 || x.Max != 16 || at < 1 {
+			t.Fatalf("task %d: least run time %g at %d nodes", i, best, at)
+		}
+	}
+}
