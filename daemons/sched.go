@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"msched/hoststat"
+	"msched/notify"
 	"msched/policy"
 	"msched/spool"
 )
@@ -241,12 +242,12 @@ func (d *Sched) reapFinished() error {
 			continue
 		}
 		note := "completion seen"
-		if j.Schedule != nil && j.Run != nil && !j.Run.StartedAt.IsZero() && !j.Run.EndedAt.IsZero() {
-			actual := j.Run.EndedAt.Sub(j.Run.StartedAt).Seconds()
-			pred := j.Schedule.PredictedSeconds
-			note = fmt.Sprintf("predicted %.3gs, actual %.3gs", pred, actual)
+		pred, okP := notify.Predicted(j)
+		actual, okA := notify.Actual(j)
+		if okP && okA {
+			note = fmt.Sprintf("predicted %s, actual %s", roundDur(pred), roundDur(actual))
 			if actual > 0 {
-				note += fmt.Sprintf(", error %+.0f%%", 100*(pred-actual)/actual)
+				note += fmt.Sprintf(", error %+.0f%%", 100*(pred.Seconds()-actual.Seconds())/actual.Seconds())
 			}
 		}
 		if err := d.sp.Move(j, spool.Finished, spool.Exited, note); err != nil {

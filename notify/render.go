@@ -121,6 +121,12 @@ func Actual(j *spool.Job) (time.Duration, bool) {
 	if j.Run == nil || j.Run.StartedAt.IsZero() || j.Run.EndedAt.IsZero() || j.Run.EndedAt.Before(j.Run.StartedAt) {
 		return 0, false
 	}
+	// A job that never started (its last start failed) has neither an exit
+	// status nor a signal; the span between its timestamps is the failed
+	// attempt, not a run time to compare with the prediction.
+	if j.Run.ExitStatus == nil && j.Run.Signal == "" {
+		return 0, false
+	}
 	return j.Run.EndedAt.Sub(j.Run.StartedAt), true
 }
 

@@ -84,3 +84,19 @@ func TestRender_Rejection(t *testing.T) {
 		t.Error("a job that never ran has no output section")
 	}
 }
+
+// A job whose last start failed never ran: its report gives the reason, and
+// no run time or prediction error for the failed attempt's few milliseconds.
+func TestRender_NeverStarted(t *testing.T) {
+	j := finished("J000008")
+	j.Run.Signal = ""
+	j.Run.EndedAt = j.Run.StartedAt.Add(70 * time.Millisecond)
+	j.Reason = `cannot start: fork/exec ./sim: no such file or directory (attempt 3 of 3; giving up)`
+	r := Render(j, t.TempDir())
+	if strings.Contains(r.Body, "Actual:") || strings.Contains(r.Body, "prediction error") {
+		t.Errorf("never-started job reports a run time:\n%s", r.Body)
+	}
+	if !strings.Contains(r.Body, "Reason:      cannot start") {
+		t.Errorf("body lacks the reason:\n%s", r.Body)
+	}
+}
