@@ -298,7 +298,7 @@ func (l *lazyTrace) Read(p []byte) (int, error) {
 }
 
 func TestReader_StreamsWithoutReadingAhead(t *testing.T) {
-	src := &lazyTrace{n: 1_000_000} // about 40 MB of SWF
+	src := &lazyTrace{n: 300_000} // about 12 MB of SWF
 	r, err := NewReader(src)
 	if err != nil {
 		t.Fatal(err)
