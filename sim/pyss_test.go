@@ -21,7 +21,6 @@ const (
 // processors.
 func simulateTrace(t *testing.T, path, name string, procs int, est EstimateKind, pyss bool) Metrics {
 	t.Helper()
-	needPolicy(t, name)
 	_, recs, err := workload.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -97,8 +96,7 @@ func TestSim_NASAZeroWait(t *testing.T) {
 	over := oversubscribed(recs, 128)
 	for _, name := range []string{"fcfs", "easy"} {
 		t.Run(name, func(t *testing.T) {
-			needPolicy(t, name)
-			tr, err := FromSWF(workload.Slice(recs), 128, Request, false)
+					tr, err := FromSWF(workload.Slice(recs), 128, Request, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -171,11 +169,3 @@ func oversubscribed(recs []workload.Job, procs int) map[float64]bool {
 	return over
 }
 
-// needPolicy skips while a baseline policy written beside the simulator
-// has not landed in the registry yet.
-func needPolicy(t *testing.T, name string) {
-	t.Helper()
-	if !slices.Contains(policy.Names(), name) {
-		t.Skipf("policy %q is not registered (yet)", name)
-	}
-}
