@@ -96,7 +96,7 @@ func TestSim_NASAZeroWait(t *testing.T) {
 	over := oversubscribed(recs, 128)
 	for _, name := range []string{"fcfs", "easy"} {
 		t.Run(name, func(t *testing.T) {
-					tr, err := FromSWF(workload.Slice(recs), 128, Request, false)
+			tr, err := FromSWF(workload.Slice(recs), 128, Request, false)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -168,4 +168,3 @@ func oversubscribed(recs []workload.Job, procs int) map[float64]bool {
 	}
 	return over
 }
-
