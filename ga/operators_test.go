@@ -209,3 +209,78 @@ func TestGenome_CrossoverAndMutationDoNotAllocate(t *testing.T) {
 		t.Fatalf("breeding allocates %v times", n)
 	}
 }
+
+func TestInsertAt_Table(t *testing.T) {
+	cases := []struct {
+		i, k int
+		want []int
+	}{
+		{0, 3, []int{1, 2, 3, 0, 4}},
+		{3, 0, []int{3, 0, 1, 2, 4}},
+		{1, 2, []int{0, 2, 1, 3, 4}},
+		{4, 1, []int{0, 4, 1, 2, 3}},
+		{2, 2, []int{0, 1, 2, 3, 4}},
+	}
+	for _, tc := range cases {
+		s := []int{0, 1, 2, 3, 4}
+		insertAt(s, tc.i, tc.k)
+		if !msSameInts(s, tc.want) {
+			t.Errorf("insertAt(%d, %d) = %v, want %v", tc.i, tc.k, s, tc.want)
+		}
+	}
+}
+
+func TestMutateMoves_LegalAndSmall(t *testing.T) {
+	rng := rand.New(rand.NewSource(12))
+	for trial := 0; trial < 1000; trial++ {
+		p := msConstrainedProblem(1+rng.Intn(12), 1+rng.Intn(90), rng)
+		c := NewRandom(p, rng)
+		orig := c.Clone()
+		mutateMove(p, c, rng)
+		msMustLegal(t, p, c, "after one move")
+		rows := 0
+		for j := range c.Map {
+			if !c.Map[j].Equal(orig.Map[j]) {
+				rows++
+				if d := c.Map[j].Count() - orig.Map[j].Count(); d < -1 || d > 1 {
+					t.Fatalf("one move changed a host count by %d", d)
+				}
+			}
+		}
+		if orderChanged := !msSameInts(c.Order, orig.Order); rows > 1 || rows == 1 && orderChanged {
+			t.Fatalf("one move changed %d rows and the order (%v)", rows, orderChanged)
+		}
+		for k := 0; k < 5; k++ {
+			mutateMoves(p, c, rng)
+			msMustLegal(t, p, c, "after mutateMoves")
+		}
+	}
+}
+
+func TestHostMove_MovesAOneHostTask(t *testing.T) {
+	// A one-host task on 8 hosts: every move must put it on another host.
+	p := &Problem{Hosts: 8, Tasks: []*Task{msFixedTask("T", 1, 1, nil)}}
+	rng := rand.New(rand.NewSource(4))
+	b := msBits(8, 3)
+	seen := map[int]bool{}
+	for i := 0; i < 200; i++ {
+		before := b.Clone()
+		hostMove(p, p.Tasks[0], b, rng)
+		if b.Count() != 1 || b.Equal(before) {
+			t.Fatalf("move %d: %v from %v", i, b.Hosts(nil), before.Hosts(nil))
+		}
+		seen[b.Nth(0)] = true
+	}
+	if len(seen) != 8 {
+		t.Fatalf("the task visited only hosts %v", seen)
+	}
+}
+
+func TestMutateMoves_DoesNotAllocate(t *testing.T) {
+	rng := rand.New(rand.NewSource(2))
+	p := msConstrainedProblem(20, 70, rng)
+	c := NewRandom(p, rng)
+	if n := testing.AllocsPerRun(500, func() { mutateMoves(p, c, rng) }); n != 0 {
+		t.Fatalf("mutation allocates %v times", n)
+	}
+}
