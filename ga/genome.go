@@ -17,6 +17,7 @@ type Evaluator struct {
 	evals int
 	s     Schedule
 	x     crossScratch
+	r     alignScratch
 }
 
 // NewEvaluator returns an Evaluator for p under cost k.
@@ -30,6 +31,7 @@ func NewEvaluator(p *Problem, k CostKind) *Evaluator {
 func (e *Evaluator) setProblem(p *Problem) {
 	e.p = p
 	e.x.resize(len(p.Tasks), p.Words())
+	e.r.resize(len(p.Tasks), p.Hosts, p.Words())
 }
 
 // Problem is the problem genomes are evaluated against.
