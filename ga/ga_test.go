@@ -20,6 +20,7 @@ func TestNew_RejectsBadConfig(t *testing.T) {
 		{"population of one", Config{Population: 1}, rng},
 		{"crossover above one", Config{CrossoverRate: 1.5}, rng},
 		{"mutation NaN", Config{MutationRate: math.NaN()}, rng},
+		{"alignment above one", Config{AlignRate: 2}, rng},
 		{"no operator", Config{CrossoverRate: -1, MutationRate: -1}, rng},
 		{"two individuals cannot cross", Config{Population: 2, MutationRate: -1}, rng},
 		{"no random source", Config{}, nil},
