@@ -41,6 +41,7 @@ models through a cached evaluator.`,
 	root.AddCommand(newUpCmd(v), newDaemonCmd(v), newSubmitCmd(v), newStatusCmd(v),
 		newCancelCmd(v), newHostsCmd(v), newShepherdCmd(), newBenchCmd(v))
 	root.AddCommand(newSimulateCmd())
+	root.AddCommand(newWorkloadCmd())
 	return root
 }
 
