@@ -53,7 +53,7 @@ func TestO2K_MeetsChiangVernonStatistics(t *testing.T) {
 		in(t, "power-of-two share", s.PowerOfTwoShare, 0.80, 0.97)
 	})
 	t.Run("max 64 processors", func(t *testing.T) {
-		if s.MaxP != 64 {
+		if s.MaxP != O2KMaxProcs {
 			t.Errorf("largest request %d, want 64", s.MaxP)
 		}
 	})
