@@ -56,7 +56,7 @@ type ConvergenceResult struct {
 	Random      Stat    `json:"random"`
 	// Per-run seconds of each method (mean), measured side by side.
 	Seconds map[string]float64 `json:"seconds"`
-	Curves  map[string]Curve   `json:"curves"`
+	Curves  map[string]Curve   `json:"curves,omitempty"`
 }
 
 // Methods of the convergence benchmark, in report order.
