@@ -1,0 +1,85 @@
+package bench
+
+import (
+	"context"
+	"math/rand"
+	"testing"
+	"time"
+
+	"msched/workload"
+)
+
+// The issue's acceptance for the Fig. 3 setting, at its full size: over 20
+// runs of 30,000 evaluations, GA mean ≤ SA mean < random mean, and GA mean
+// ≤ the greedy list scheduler.
+func TestConvergence_GABeatsSAAndGreedy(t *testing.T) {
+	r, err := Convergence(context.Background(), ConvergenceConfig{Runs: 20, Evaluations: 30000, Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("LB %.1f FIFO %.1f greedy %.1f GA %.1f±%.1f SA %.1f±%.1f random %.1f±%.1f",
+		r.LowerBound, r.FIFO, r.Greedy, r.GA.Mean, r.GA.SD, r.SA.Mean, r.SA.SD, r.Random.Mean, r.Random.SD)
+	if !(r.GA.Mean <= r.SA.Mean && r.SA.Mean < r.Random.Mean) {
+		t.Errorf("want GA ≤ SA < random, got GA %.1f, SA %.1f, random %.1f", r.GA.Mean, r.SA.Mean, r.Random.Mean)
+	}
+	if r.GA.Mean > r.Greedy {
+		t.Errorf("GA mean %.1f worse than greedy %.1f", r.GA.Mean, r.Greedy)
+	}
+	if r.GA.Mean < r.LowerBound {
+		t.Errorf("GA mean %.1f below the lower bound %.1f: the bound or the decoder is wrong", r.GA.Mean, r.LowerBound)
+	}
+}
+
+// The issue's ETC acceptance, at a CI-sized budget: on a generated instance
+// of each of Braun's 12 classes the GA, seeded with Min-min, ends strictly
+// below Min-min, and no heuristic beats the lower bound. (`msched bench etc`
+// runs the full budget; its figures are in the closing notes.)
+func TestETC_GABeatsMinMinOnEveryClass(t *testing.T) {
+	for _, class := range workload.Classes() {
+		t.Run(class, func(t *testing.T) {
+			etc, err := workload.GenerateETC(class, workload.BraunTasks, workload.BraunMachines, rand.New(rand.NewSource(1)))
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := ETC(context.Background(), class, etc, ETCConfig{Evaluations: 3000, Seconds: time.Minute, Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !(r.GA < r.MinMin) {
+				t.Errorf("GA %.0f not below Min-min %.0f", r.GA, r.MinMin)
+			}
+			for name, v := range map[string]float64{"min-min": r.MinMin, "max-min": r.MaxMin, "sufferage": r.Sufferage, "ga": r.GA} {
+				if v < r.LowerBound {
+					t.Errorf("%s %.0f below the lower bound %.0f", name, v, r.LowerBound)
+				}
+			}
+			if r.Evaluations != 3000 {
+				t.Errorf("GA made %d evaluations, want exactly the budget 3000", r.Evaluations)
+			}
+		})
+	}
+}
+
+// The same seeds give the same figures, run after run, even with the runs
+// spread over goroutines.
+func TestConvergence_SameSeedSameResult(t *testing.T) {
+	cfg := ConvergenceConfig{Runs: 4, Evaluations: 2000, Seed: 7, Workers: 3}
+	a, err := Convergence(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := Convergence(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.GA != b.GA || a.SA != b.SA || a.Random != b.Random || a.Greedy != b.Greedy || a.FIFO != b.FIFO {
+		t.Fatalf("two runs differ:\n%+v\n%+v", a, b)
+	}
+	for _, m := range convMethods {
+		for i := range a.Curves[m].Mean {
+			if a.Curves[m].Mean[i] != b.Curves[m].Mean[i] {
+				t.Fatalf("%s curve differs at %d evaluations", m, a.Curves[m].Evals[i])
+			}
+		}
+	}
+}
