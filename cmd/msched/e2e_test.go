@@ -100,7 +100,7 @@ func TestE2E_FiftyJobs(t *testing.T) {
 	stopped = true
 
 	rs := checkOneReportEach(t, sp, len(jobs))
-	checkDrained(t, sp)
+	checkDrained(t, sp, false)
 	byName := map[string]record{}
 	for _, r := range rs {
 		if r.Name != "" {
