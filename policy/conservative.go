@@ -275,7 +275,7 @@ func (g *gantt) assign(m *machine, at []int64) []Placement {
 	for _, e := range g.ev {
 		switch e.kind {
 		case 0:
-			g.pool = append(g.pool, m.rel[e.rel].hosts...)
+			g.pool = append(g.pool, m.relHosts(m.rel[e.rel])...)
 		case 1:
 			g.pool = append(g.pool, g.hbuf[g.lo[e.job]:g.hi[e.job]]...)
 		case 2:

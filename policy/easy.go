@@ -136,7 +136,7 @@ func (p *easyPolicy) reserve(head *qjob) (int64, Placement) {
 		if rel[r].at > shadow {
 			break
 		}
-		for _, x := range rel[r].hosts {
+		for _, x := range m.relHosts(rel[r]) {
 			if uses(x) {
 				need--
 			}
@@ -150,7 +150,7 @@ func (p *easyPolicy) reserve(head *qjob) (int64, Placement) {
 	// hosts free now from the highest index down.
 	hosts := make([]string, 0, head.n)
 	for r := last; r >= 0 && len(hosts) < head.n; r-- {
-		hs := rel[r].hosts
+		hs := m.relHosts(rel[r])
 		for x := len(hs) - 1; x >= 0 && len(hosts) < head.n; x-- {
 			if uses(hs[x]) {
 				hosts = append(hosts, m.hosts[hs[x]].Name)

@@ -260,3 +260,47 @@ func TestEASY_HeadNeverDelayed(t *testing.T) {
 		}
 	}
 }
+
+// The predictor is asked once per job while the hosts stay the same (its
+// answer does not depend on which hosts are free), on the first Min hosts
+// the job may use, and again once the hosts change.
+func TestEASY_PredictorAskedOncePerJob(t *testing.T) {
+	calls := map[string]int{}
+	var asked []string
+	pred := PredictorFunc(func(_ context.Context, q *QueuedJob, hs []Host) (time.Duration, error) {
+		calls[q.ID]++
+		asked = asked[:0]
+		for _, h := range hs {
+			asked = append(asked, h.Name)
+		}
+		return 20 * time.Second, nil
+	})
+	h := newHarness(t, "easy", Options{Predictor: pred})
+	s := Snapshot{Now: t0, Hosts: mixedHosts(4),
+		Running: []RunningJob{running("R", 100*time.Second, "h0", "h1", "h2")},
+		Queue: []QueuedJob{
+			job("HEAD", 0, 4, 4, time.Hour),
+			{ID: "B", Min: 1, Max: 1, Arch: "b", Estimate: time.Hour},
+		}}
+	pl := h.plan(s)
+	// B is predicted 20 s on h1 (the first b host), so it ends before
+	// HEAD's reservation at +100 s and backfills on h3.
+	if ids, _ := started(pl); !slices.Equal(ids, []string{"B"}) || pl.StartNow[0].Predicted != 20*time.Second {
+		t.Fatalf("started %+v, want B predicted 20s", pl.StartNow)
+	}
+	if !slices.Equal(asked, []string{"h1"}) {
+		t.Fatalf("B predicted on %v, want [h1]", asked)
+	}
+	s.Queue = s.Queue[:1]
+	h.plan(s)
+	h.plan(s)
+	if calls["HEAD"] != 1 {
+		t.Fatalf("HEAD predicted %d times over three calls, want once", calls["HEAD"])
+	}
+	s.Hosts = mixedHosts(4)
+	s.Hosts[2].Load = 1
+	h.plan(s)
+	if calls["HEAD"] != 2 {
+		t.Fatalf("HEAD predicted %d times after a host's load changed, want twice", calls["HEAD"])
+	}
+}

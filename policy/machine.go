@@ -30,8 +30,10 @@ const overrunEnd = int64(1)
 
 // release is the predicted moment at which some busy hosts become free.
 type release struct {
-	at    int64
-	hosts []int // indexes into machine.hosts; shares machine.relHosts
+	at int64
+	// The hosts released are machine.relBuf[lo:hi] (indexes into
+	// machine.hosts); offsets keep the element small to sort.
+	lo, hi int32
 }
 
 // qjob is a queued job as the baseline policies see it.
@@ -48,21 +50,24 @@ type qjob struct {
 // call (a policy is called by one goroutine), so a call allocates little
 // beyond the hosts named in its placements.
 type machine struct {
-	o   Options
-	ctx context.Context
-	now time.Time
+	o     Options
+	ctx   context.Context
+	now   time.Time
+	nowNs int64
 
 	hosts  []Host
-	names  []string       // host names the index was built from
-	index  map[string]int // host name -> index
-	freeAt []int64        // per host: 0 free now, else predicted free
-	free   []int          // hosts free now, ascending index
-	freeBf []int          // backing store of free
-	rel    []release      // predicted releases of busy hosts, by time
-	relOK  bool           // rel is built for this call
-	relBuf []int          // backing store of rel[].hosts
-	claim  []bool         // per host: already in a release
-	runIdx []int          // running jobs' host indexes, job r's at runIdx[runOff[r]:runOff[r+1]]
+	kept   []Host              // the hosts the index and cache are for
+	index  map[string]int      // host name -> index
+	cache  map[string]cached   // estimates by job ID
+	runs   map[string]runHosts // running jobs' hosts by job ID
+	freeAt []int64             // per host: 0 free now, else predicted free
+	free   []int               // hosts free now, ascending index
+	freeBf []int               // backing store of free
+	rel    []release           // predicted releases of busy hosts, by time
+	relOK  bool                // rel is built for this call
+	relBuf []int               // backing store of rel[].hosts
+	claim  []bool              // per host: already in a release
+	runIdx []int               // running jobs' host indexes, job r's at runIdx[runOff[r]:runOff[r+1]]
 	runOff []int
 	runEnd []int64 // running jobs' predicted ends
 
@@ -74,28 +79,46 @@ type machine struct {
 
 func newMachine(o Options) *machine {
 	o = o.withDefaults()
-	return &machine{o: o, index: map[string]int{}}
+	return &machine{o: o, index: map[string]int{}, cache: map[string]cached{}, runs: map[string]runHosts{}}
 }
 
 // load reads the snapshot: host states, predicted releases and the queued
 // jobs that could ever run (the others become rejections).
 func (m *machine) load(ctx context.Context, s *Snapshot) {
 	m.ctx, m.now, m.hosts = ctx, s.Now, s.Hosts
+	m.nowNs = s.Now.UnixNano()
 	if !m.sameHosts(s.Hosts) {
-		m.names = m.names[:0]
+		// Host indexes, or what predictions depend on, changed.
+		m.kept = m.kept[:0]
 		clear(m.index)
+		clear(m.cache)
+		clear(m.runs)
 		for i, h := range s.Hosts {
-			m.names = append(m.names, h.Name)
+			h.FreeAt = time.Time{}
+			m.kept = append(m.kept, h)
 			m.index[h.Name] = i
 		}
+	}
+	if len(m.cache) > 2*len(s.Queue)+1024 {
+		// Drop the estimates of jobs gone from the queue.
+		old := m.cache
+		m.cache = make(map[string]cached, len(s.Queue))
+		for i := range s.Queue {
+			if c, ok := old[s.Queue[i].ID]; ok {
+				m.cache[s.Queue[i].ID] = c
+			}
+		}
+	}
+	if len(m.runs) > 2*len(s.Running)+1024 {
+		clear(m.runs) // jobs long ended; rebuilt below
 	}
 	nh := len(s.Hosts)
 	m.freeAt = resize(m.freeAt, nh)
 	m.claim = resizeBool(m.claim, nh)
-	for i, h := range s.Hosts {
+	for i := range s.Hosts {
 		m.freeAt[i] = 0
-		if h.FreeAt.After(s.Now) {
-			m.freeAt[i] = m.offset(h.FreeAt)
+		if off := m.offset(s.Hosts[i].FreeAt); off > 0 {
+			m.freeAt[i] = off
 		}
 	}
 	m.runIdx, m.runOff, m.runEnd = m.runIdx[:0], m.runOff[:0], m.runEnd[:0]
@@ -103,12 +126,10 @@ func (m *machine) load(ctx context.Context, s *Snapshot) {
 		end := max(m.offset(r.End), overrunEnd)
 		m.runOff = append(m.runOff, len(m.runIdx))
 		m.runEnd = append(m.runEnd, end)
-		for _, name := range r.Hosts {
-			if i, ok := m.index[name]; ok {
-				m.runIdx = append(m.runIdx, i)
-				if end > m.freeAt[i] {
-					m.freeAt[i] = end
-				}
+		for _, i := range m.hostsOf(&r) {
+			m.runIdx = append(m.runIdx, i)
+			if end > m.freeAt[i] {
+				m.freeAt[i] = end
 			}
 		}
 	}
@@ -142,12 +163,36 @@ func (m *machine) load(ctx context.Context, s *Snapshot) {
 	}
 }
 
+// hostsOf is the indexes of r's hosts (unknown names left out). A running
+// job keeps its hosts, so they are looked up once per job, not per call:
+// reused while r names the same hosts.
+func (m *machine) hostsOf(r *RunningJob) []int {
+	if c, ok := m.runs[r.ID]; ok && slices.Equal(c.names, r.Hosts) {
+		return c.idx
+	}
+	c := runHosts{names: r.Hosts}
+	for _, name := range r.Hosts {
+		if i, ok := m.index[name]; ok {
+			c.idx = append(c.idx, i)
+		}
+	}
+	m.runs[r.ID] = c
+	return c.idx
+}
+
+// runHosts is a running job's host names and their indexes.
+type runHosts struct {
+	names []string
+	idx   []int
+}
+
 func (m *machine) sameHosts(hs []Host) bool {
-	if len(hs) != len(m.names) {
+	if len(hs) != len(m.kept) {
 		return false
 	}
 	for i, h := range hs {
-		if h.Name != m.names[i] {
+		k := &m.kept[i]
+		if h.Name != k.Name || h.Arch != k.Arch || h.Cluster != k.Cluster || h.Load != k.Load {
 			return false
 		}
 	}
@@ -175,13 +220,13 @@ func (m *machine) releases() []release {
 			}
 		}
 		if len(m.relBuf) > from {
-			m.rel = append(m.rel, release{at: end, hosts: m.relBuf[from:len(m.relBuf):len(m.relBuf)]})
+			m.rel = append(m.rel, release{at: end, lo: int32(from), hi: int32(len(m.relBuf))})
 		}
 	}
 	for i, t := range m.freeAt {
 		if t > 0 && !m.claim[i] {
 			m.relBuf = append(m.relBuf, i)
-			m.rel = append(m.rel, release{at: t, hosts: m.relBuf[len(m.relBuf)-1 : len(m.relBuf) : len(m.relBuf)]})
+			m.rel = append(m.rel, release{at: t, lo: int32(len(m.relBuf) - 1), hi: int32(len(m.relBuf))})
 		}
 	}
 	// Ties by first host: deterministic whatever the running jobs' order.
@@ -189,13 +234,26 @@ func (m *machine) releases() []release {
 		if c := cmpInt64(a.at, b.at); c != 0 {
 			return c
 		}
-		return a.hosts[0] - b.hosts[0]
+		return int(m.relBuf[a.lo] - m.relBuf[b.lo])
 	})
 	return m.rel
 }
 
-// offset is t as nanoseconds after now.
-func (m *machine) offset(t time.Time) int64 { return int64(t.Sub(m.now)) }
+// relHosts is the hosts r releases.
+func (m *machine) relHosts(r release) []int { return m.relBuf[r.lo:r.hi] }
+
+// n is the number of hosts r releases.
+func (r release) n() int { return int(r.hi - r.lo) }
+
+// offset is t as nanoseconds after now (UnixNano arithmetic: Time.Sub
+// checks for overflow with an Add, and this runs per busy host per call;
+// times are within UnixNano's years 1678-2262). The zero time is long ago.
+func (m *machine) offset(t time.Time) int64 {
+	if t.IsZero() {
+		return math.MinInt64
+	}
+	return t.UnixNano() - m.nowNs
+}
 
 // at is the absolute time of an offset.
 func (m *machine) at(off int64) time.Time {
@@ -206,10 +264,16 @@ func (m *machine) at(off int64) time.Time {
 }
 
 // estimate is j's predicted run time: the predictor's answer on the first
-// j.n hosts it may use, else its Estimate, else the fallback. It is asked
-// once per job per call.
+// j.n hosts it may use, else its Estimate, else the fallback. The
+// predictor is asked once per job while the hosts (names, arch, cluster,
+// load) and the job's Estimate and host count stay the same: the answer
+// does not depend on which hosts are free, so later calls reuse it.
 func (m *machine) estimate(j *qjob) int64 {
 	if j.est > 0 {
+		return j.est
+	}
+	if c, ok := m.cache[j.q.ID]; ok && c.n == j.n && c.given == j.q.Estimate {
+		j.est = c.est
 		return j.est
 	}
 	d := time.Duration(0)
@@ -235,7 +299,17 @@ func (m *machine) estimate(j *qjob) int64 {
 		d = m.o.Fallback
 	}
 	j.est = min(int64(d), maxEstimate)
+	if m.o.Predictor != nil {
+		m.cache[j.q.ID] = cached{est: j.est, given: j.q.Estimate, n: j.n}
+	}
 	return j.est
+}
+
+// cached is a remembered estimate and what it was computed from.
+type cached struct {
+	est   int64
+	given time.Duration
+	n     int
 }
 
 // freeFor counts the hosts free now that j may use.
@@ -285,7 +359,7 @@ func (m *machine) startOn(j *qjob, hs []int) Placement {
 	if !m.relOK {
 		return Placement{Job: j.q.ID, Hosts: names, Start: m.now, Predicted: time.Duration(est)}
 	}
-	r := release{at: end, hosts: m.relBuf[from:len(m.relBuf):len(m.relBuf)]}
+	r := release{at: end, lo: int32(from), hi: int32(len(m.relBuf))}
 	k, _ := slices.BinarySearchFunc(m.rel, end, func(r release, t int64) int {
 		if r.at <= t {
 			return -1 // after every release at the same time
@@ -329,7 +403,7 @@ func (m *machine) whenFree(j *qjob) int64 {
 		return 0
 	}
 	for _, r := range m.releases() {
-		for _, x := range r.hosts {
+		for _, x := range m.relHosts(r) {
 			if j.allow == nil || j.allow.Has(x) {
 				need--
 			}

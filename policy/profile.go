@@ -27,11 +27,11 @@ func (p *profile) build(free int, rel []release) {
 	for _, r := range rel {
 		last := len(p.at) - 1
 		if r.at == p.at[last] {
-			p.free[last] += len(r.hosts)
+			p.free[last] += r.n()
 			continue
 		}
 		p.at = append(p.at, r.at)
-		p.free = append(p.free, p.free[last]+len(r.hosts))
+		p.free = append(p.free, p.free[last]+r.n())
 	}
 }
 

@@ -14,7 +14,7 @@ import (
 // 4; 2 hosts for 5 now go at 10 (in [10,12)? no, 5 > 2) -> 40.
 func TestProfile_HandChecked(t *testing.T) {
 	var p profile
-	p.build(1, []release{{at: 10, hosts: []int{1, 2}}, {at: 30, hosts: []int{3}}})
+	p.build(1, []release{{at: 10, lo: 0, hi: 2}, {at: 30, lo: 2, hi: 3}})
 	for _, c := range []struct {
 		n       int
 		d, want int64
