@@ -38,7 +38,8 @@ func (e Estimate) Upper() float64 { return e.Mean + e.HalfWidth }
 // attained time exceeds E + 3·half-width: to the next multiple of E above
 // the attained time. (The thesis writes ⌈R/E − 0.5⌉·E, which can fall
 // short of R; msched takes ⌊R/E⌋+1 multiples so the estimate never ends
-// before the job has.) ok is false only when the profiler has seen no run.
+// before the job has.) An empty exe is unknown and is estimated from the
+// system. ok is false only when the profiler has seen no run.
 func (p *Profiler) Estimate(exe, user string, procs int, attained float64) (Estimate, bool) {
 	procs = max(procs, 1)
 	p.mu.RLock()
@@ -62,6 +63,9 @@ func (p *Profiler) Estimate(exe, user string, procs int, attained float64) (Esti
 func (p *Profiler) estimateLocked(exe, user string, procs int, attained float64) (Estimate, bool) {
 	pb := ProcBin(procs)
 	for _, lv := range []Level{LevelUser, LevelExecutable, LevelSystem} {
+		if exe == "" && lv != LevelSystem {
+			continue // an unknown executable is no category of its own
+		}
 		bins := p.binsLocked(lv, exe, user, attained)
 		if f, ok := FitBins(bins); ok {
 			if y := f.At(float64(procs)); y > 0 {

@@ -21,6 +21,9 @@ type Job struct {
 	// Estimate is the run time the policy is told (seconds on speed-1
 	// hosts): the actual one, the user's request, or a model's prediction.
 	Estimate float64
+	// User and Executable are the trace's numbers (SWF fields 12 and 14;
+	// -1 unknown), for an Estimator such as the historical profiler.
+	User, Executable int
 	// Time, when set, is the job's actual run time on n hosts of speed 1
 	// (a moldable job such as an Eq. 2 task). The policy's predictions of
 	// such a job are exact: it sees Time itself.

@@ -37,6 +37,9 @@ type Config struct {
 	// Progress, when set, is called with the number of jobs finished and
 	// the number of jobs (0 when unbounded).
 	Progress func(done, total int)
+	// Estimator, when set, gives each rigid job its Estimate at submission
+	// and learns each job's run time at its end (see estimator.go).
+	Estimator Estimator
 }
 
 // DefaultEpsilon is the default Config.Epsilon.
@@ -370,6 +373,9 @@ func (s *Sim) submit(k int32) {
 	}
 	s.ids[j.ID] = k
 	s.res.LastSubmit = math.Max(s.res.LastSubmit, j.Submit)
+	if s.cfg.Estimator != nil && j.Time == nil {
+		j.Estimate = s.cfg.Estimator.Estimate(j)
+	}
 	s.queue = append(s.queue, policy.QueuedJob{
 		ID: j.ID, Name: j.ID, Submit: At(j.Submit), Min: j.Min, Max: j.Max,
 		Estimate: dur(j.estimateOn(j.Min)),
@@ -487,6 +493,9 @@ func (s *Sim) finish(k int32) {
 	r.Status[k] = Done
 	r.End[k] = s.now
 	s.done++
+	if s.cfg.Estimator != nil {
+		s.cfg.Estimator.Observe(&s.jobs[k], len(s.jhosts[k]), s.now-r.Start[k])
+	}
 	for _, i := range s.jhosts[k] {
 		s.busy[i] = -1
 		s.hosts[i].FreeAt = time.Time{}

@@ -17,22 +17,30 @@ const (
 	Exact EstimateKind = iota
 	// Request tells it the user's requested time (SWF field 9).
 	Request
+	// Profiler leaves the estimate to Config.Estimator, asked at each
+	// job's submission (see ProfilerEstimator); FromSWF sets it to 0.
+	Profiler
 )
 
-// ParseEstimate reads "exact" or "request".
+// ParseEstimate reads "exact", "request" or "profiler".
 func ParseEstimate(s string) (EstimateKind, error) {
 	switch s {
 	case "exact":
 		return Exact, nil
 	case "request":
 		return Request, nil
+	case "profiler":
+		return Profiler, nil
 	}
-	return 0, fmt.Errorf("sim: unknown estimate %q (want exact or request)", s)
+	return 0, fmt.Errorf("sim: unknown estimate %q (want exact, request or profiler)", s)
 }
 
 func (k EstimateKind) String() string {
-	if k == Request {
+	switch k {
+	case Request:
 		return "request"
+	case Profiler:
+		return "profiler"
 	}
 	return "exact"
 }
@@ -91,7 +99,11 @@ func FromSWF(recs iter.Seq2[workload.Job, error], procs int, est EstimateKind, p
 				j.Estimate = r.ReqTime
 			}
 		}
+		if est == Profiler {
+			j.Estimate = 0
+		}
 		j.ID = strconv.FormatInt(r.ID, 10)
+		j.User, j.Executable = r.User, r.Executable
 		tr.Jobs = append(tr.Jobs, j)
 	}
 	return tr, nil
