@@ -51,6 +51,9 @@ type QueuedJob struct {
 	// Estimate is the user's or the profiler's estimate of the run time on
 	// Min hosts of speed 1; 0 when unknown.
 	Estimate time.Duration
+	// User and Executable name the job's category in the historical
+	// profiler (profiler.Predictor); "" when unknown.
+	User, Executable string
 }
 
 // Snapshot is what a policy reads: the state of the system at Now.

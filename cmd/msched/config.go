@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/spf13/viper"
+
+	"msched/notify"
 )
 
 // configKey is one configuration key: its default and what it means. The
@@ -35,6 +37,19 @@ var configKeys = []configKey{
 	{"stats.interval", "5m", "how often the stats daemon samples uptime, load and user idle time of every host"},
 	{"rescan", "30s", "how often every daemon rescans its directories besides file-system events"},
 	{"web", "127.0.0.1:8080", "address of the web page (a later issue; accepted and printed for now)"},
+	{"smtp.host", "", "SMTP server that mails each report to the job's notify address; \"\": reports are only written to <spool>/reports"},
+	{"smtp.port", 0, "0: 465 with smtp.tls, 587 with smtp.starttls always, else 25"},
+	{"smtp.from", "", "sender of the report mails; \"\": msched@<this host's name>"},
+	{"smtp.username", "", "AUTH user; \"\": no authentication"},
+	{"smtp.password", "", "AUTH password (or MSCHED_SMTP_PASSWORD, or smtp.password_file)"},
+	{"smtp.password_file", "", "file holding the AUTH password"},
+	{"smtp.starttls", "if-offered", "STARTTLS: always (fail and retry if not offered), if-offered, never; a password is never sent in the clear but to localhost"},
+	{"smtp.tls", false, "implicit TLS from the first byte (SMTPS, port 465) instead of STARTTLS"},
+	{"smtp.timeout", "1m", "bound on one delivery attempt, connect to QUIT"},
+	{"smtp.retry", "30s", "wait after a temporary failure (4xx, no answer); doubles after each further one"},
+	{"smtp.retry_max", "1h", "longest wait between two attempts"},
+	{"smtp.max_attempts", 30, "attempts before a report is given up (logged, and recorded in <spool>/db/mail-failures.jsonl)"},
+	{"smtp.max_age", "24h", "a report not delivered this long after its job left is given up"},
 	{"log_level", "info", "log level: debug, info, warn, error"},
 }
 
@@ -99,6 +114,7 @@ type config struct {
 	StatsEvery   time.Duration
 	Rescan       time.Duration
 	Web          string
+	Mail         notify.MailConfig // smtp.*; Host "": mail is off
 }
 
 // readConfig reads and checks every key.
@@ -150,5 +166,7 @@ func readConfig(v *viper.Viper) (config, error) {
 	if c.ModelsDir == "" {
 		c.ModelsDir = filepath.Join(c.Spool, "models")
 	}
-	return c, nil
+	var err error
+	c.Mail, err = readMail(v)
+	return c, err
 }

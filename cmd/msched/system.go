@@ -87,10 +87,18 @@ func (s *system) daemon(ctx context.Context, name string) (interface{ Run(contex
 		return &daemons.Run{Env: s.env(), Launcher: s.launcher, MaxAttempts: s.cfg.MaxAttempts, KillGrace: s.cfg.KillGrace}, nil
 	case "reaper":
 		n := s.notifier
+		if n == nil && s.cfg.Mail.Host != "" {
+			m, err := notify.OpenMailer(s.cfg.Mail, s.sp.Path(spool.DirDB), s.log.With("daemon", "reaper"))
+			if err != nil {
+				return nil, err
+			}
+			s.closers = append(s.closers, m.Close)
+			n = m
+		}
 		if n == nil {
 			log := s.log.With("daemon", "reaper")
 			n = notify.NotifierFunc(func(_ context.Context, r notify.Report) error {
-				log.Info("report", "jid", r.JID, "to", r.To, "subject", r.Subject) // mail is a later issue
+				log.Info("report", "jid", r.JID, "to", r.To, "subject", r.Subject) // smtp.host is not set
 				return nil
 			})
 		}
