@@ -1,6 +1,6 @@
 // Package notify tells users about their jobs: it renders the report the
-// reaper writes to spool/reports/<jid>.txt and hands to a Notifier. Mail
-// (SMTP) comes in a later issue; the Notifier seam is where it plugs in.
+// reaper writes to spool/reports/<jid>.txt and hands to a Notifier; the
+// Mailer is the Notifier that mails it through SMTP (mail.go, smtp.go).
 package notify
 
 import (
