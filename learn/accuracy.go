@@ -1,0 +1,105 @@
+package learn
+
+import (
+	"math"
+	"slices"
+	"strings"
+)
+
+// NoModel names the predictions of jobs without a performance model (the
+// profiler's, or the walltime's) in accuracy tables.
+const NoModel = "(none)"
+
+// Key is a model on an architecture: what a correction applies to.
+type Key struct {
+	Model string `json:"model"`
+	Arch  string `json:"arch"`
+}
+
+// ArchOf gives a record's architecture key: the architectures of its hosts
+// (archOf maps a host name to its architecture, "" unknown), distinct,
+// sorted and joined by "+"; "" when archOf is nil or knows none of them.
+func ArchOf(hosts []string, archOf func(host string) string) string {
+	if archOf == nil {
+		return ""
+	}
+	var as []string
+	for _, h := range hosts {
+		if a := archOf(h); a != "" && !slices.Contains(as, a) {
+			as = append(as, a)
+		}
+	}
+	slices.Sort(as)
+	return strings.Join(as, "+")
+}
+
+// KeyOf is a record's (model, architecture).
+func KeyOf(r Record, archOf func(string) string) Key {
+	m := r.Model
+	if m == "" {
+		m = NoModel
+	}
+	return Key{Model: m, Arch: ArchOf(r.Hosts, archOf)}
+}
+
+// Stat is one model's accuracy on one architecture over finished jobs.
+type Stat struct {
+	Key
+	Count int `json:"count"`
+	// MeanError is the mean of predicted − actual, seconds: positive when
+	// the model over-predicts.
+	MeanError float64 `json:"mean_error_s"`
+	// MeanAbsError is the mean of |predicted − actual|, seconds.
+	MeanAbsError float64 `json:"mean_abs_error_s"`
+	// MAPE is the mean of |predicted − actual| / actual, in percent, over
+	// the jobs whose actual run time is positive (PctCount of them).
+	MAPE     float64 `json:"mean_abs_pct_error"`
+	PctCount int     `json:"pct_count"`
+}
+
+// Usable reports whether a record can measure a prediction: it completed
+// (Record.Completed) and was predicted.
+func Usable(r Record) bool {
+	return r.Completed() && r.PredictedSeconds != nil && *r.PredictedSeconds > 0
+}
+
+// Accuracy measures every (model, architecture) over the usable records,
+// sorted by model then architecture.
+func Accuracy(recs []Record, archOf func(string) string) []Stat {
+	acc := map[Key]*Stat{}
+	for _, r := range recs {
+		if !Usable(r) {
+			continue
+		}
+		k := KeyOf(r, archOf)
+		s := acc[k]
+		if s == nil {
+			s = &Stat{Key: k}
+			acc[k] = s
+		}
+		pred, act := *r.PredictedSeconds, *r.ActualSeconds
+		s.Count++
+		s.MeanError += pred - act
+		s.MeanAbsError += math.Abs(pred - act)
+		if act > 0 {
+			s.PctCount++
+			s.MAPE += 100 * math.Abs(pred-act) / act
+		}
+	}
+	out := make([]Stat, 0, len(acc))
+	for _, s := range acc {
+		s.MeanError /= float64(s.Count)
+		s.MeanAbsError /= float64(s.Count)
+		if s.PctCount > 0 {
+			s.MAPE /= float64(s.PctCount)
+		}
+		out = append(out, *s)
+	}
+	slices.SortFunc(out, func(a, b Stat) int {
+		if c := strings.Compare(a.Model, b.Model); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Arch, b.Arch)
+	})
+	return out
+}
