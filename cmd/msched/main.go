@@ -21,7 +21,13 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := newRoot().ExecuteContext(ctx); err != nil {
+	root := newRoot()
+	if os.Getenv("GATEWAY_INTERFACE") != "" {
+		// Started by a web server as a CGI program: whatever the arguments
+		// (a server may pass query words), answer one request.
+		root.SetArgs([]string{"cgi"})
+	}
+	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "msched:", err)
 		stop()
 		os.Exit(1)

@@ -42,6 +42,7 @@ models through a cached evaluator.`,
 		newCancelCmd(v), newHostsCmd(v), newShepherdCmd(), newBenchCmd(v))
 	root.AddCommand(newSimulateCmd())
 	root.AddCommand(newWorkloadCmd())
+	root.AddCommand(newWebCmd(v), newCGICmd(v))
 	return root
 }
 

@@ -1,0 +1,81 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"net/http/cgi"
+	"os"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"msched/spool"
+	"msched/web"
+)
+
+// webHandler opens the spool read-only and builds the status page's
+// handler, mounted at base ("" for the root).
+func webHandler(v *viper.Viper, base string) (http.Handler, error) {
+	cfg, err := readConfig(v)
+	if err != nil {
+		return nil, err
+	}
+	sp, err := spool.Open(cfg.Spool)
+	if err != nil {
+		return nil, fmt.Errorf("%w (`msched up` creates a spool)", err)
+	}
+	return web.New(web.Config{Spool: sp, HostsFile: cfg.HostsFile, Token: v.GetString("web.token"),
+		Base: base, Log: slog.Default()}), nil
+}
+
+func newWebCmd(v *viper.Viper) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "web",
+		Short: "Serve the status page, JSON API and metrics over HTTP",
+		Long: `web serves the status page (jobs, hosts, the schedule as a Gantt chart, model
+accuracy), the JSON API (/api/jobs, /api/jobs/JID, /api/hosts, /api/schedule)
+and Prometheus metrics (/metrics) on --addr until interrupted. It only reads
+the spool, unless web.token is configured: then whoever logs in with the token
+may cancel and resubmit jobs.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("addr") {
+				a, _ := cmd.Flags().GetString("addr")
+				v.Set("web.addr", a)
+			}
+			h, err := webHandler(v, "")
+			if err != nil {
+				return err
+			}
+			return web.ListenAndServe(cmd.Context(), v.GetString("web.addr"), h, slog.Default(), func(a net.Addr) {
+				fmt.Fprintf(cmd.OutOrStdout(), "msched: status page on http://%s/\n", a)
+			})
+		},
+	}
+	cmd.Flags().String("addr", "127.0.0.1:8080", "address to listen on (config key web.addr)")
+	return cmd
+}
+
+func newCGICmd(v *viper.Viper) *cobra.Command {
+	return &cobra.Command{
+		Use:   "cgi",
+		Short: "Serve one request of the status page as a CGI program",
+		Long: `cgi answers one CGI request (RFC 3875) with the status page's handler: the
+web server sets GATEWAY_INTERFACE, REQUEST_METHOD, PATH_INFO, … and msched
+answers on stdout. msched does this by itself whenever GATEWAY_INTERFACE is
+set, so the binary can be installed as the CGI program directly. Set
+MSCHED_SPOOL in the server's environment to say where the spool is.`,
+		Args: cobra.ArbitraryArgs, // a server may pass query words as arguments (RFC 3875 4.4)
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			h, err := webHandler(v, os.Getenv("SCRIPT_NAME"))
+			if err != nil {
+				// Answer the browser, not only the server's error log.
+				fmt.Printf("Status: 500 Internal Server Error\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nmsched: %v\n", err)
+				return err
+			}
+			return cgi.Serve(h)
+		},
+	}
+}

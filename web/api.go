@@ -1,0 +1,93 @@
+package web
+
+import (
+	"fmt"
+	"net/http"
+
+	"msched/spool"
+)
+
+// The JSON API: the same data as the pages, for scripts. Lists are
+// complete (no limit); times are RFC 3339 in UTC; durations are seconds.
+
+// APIJobs is the answer of /api/jobs.
+type APIJobs struct {
+	Counts map[spool.State]int `json:"counts"`
+	Jobs   []JobView           `json:"jobs"`
+}
+
+func (h *handler) apiJobs(w http.ResponseWriter, r *http.Request) {
+	states := spool.States
+	if q := r.URL.Query().Get("state"); q != "" {
+		if !spool.State(q).Valid() {
+			http.Error(w, fmt.Sprintf("unknown state %q", q), http.StatusBadRequest)
+			return
+		}
+		states = []spool.State{spool.State(q)}
+	}
+	out := APIJobs{Counts: map[spool.State]int{}, Jobs: []JobView{}}
+	for _, st := range states {
+		sj, err := readState(h.cfg.Spool, st, -1)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		out.Counts[st] = sj.Count
+		out.Jobs = append(out.Jobs, sj.Jobs...)
+	}
+	writeJSON(w, out)
+}
+
+func (h *handler) apiJob(w http.ResponseWriter, r *http.Request) {
+	jid := r.PathValue("jid")
+	v, ok, err := h.lookup(jid)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if !ok {
+		http.Error(w, fmt.Sprintf("no job %q", jid), http.StatusNotFound)
+		return
+	}
+	writeJSON(w, v)
+}
+
+func (h *handler) apiHosts(w http.ResponseWriter, r *http.Request) {
+	sched, err := readSchedule(h.cfg.Spool)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	hv, err := h.hosts(sched)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if hv == nil {
+		hv = []HostView{}
+	}
+	writeJSON(w, hv)
+}
+
+// apiSchedule answers the published schedule as sched wrote it, or an
+// empty one (no hosts, no jobs) before its first decision.
+func (h *handler) apiSchedule(w http.ResponseWriter, r *http.Request) {
+	sched, err := readSchedule(h.cfg.Spool)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if sched == nil {
+		sched = &Schedule{Hosts: []ScheduleHost{}, Jobs: []ScheduleJob{}}
+	}
+	writeJSON(w, sched)
+}
+
+func (h *handler) apiModels(w http.ResponseWriter, r *http.Request) {
+	rs, err := readAccounting(h.cfg.Spool)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, accuracy(rs))
+}

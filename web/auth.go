@@ -1,0 +1,257 @@
+package web
+
+import (
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"msched/spool"
+)
+
+// Sessions are stateless, so that they work when every request is a new
+// CGI process: the cookie carries its issue time and a random id, signed
+// with a key derived from the access token (changing the token logs
+// everyone out). The CSRF token of a session is a second MAC of the same
+// payload, put in a hidden field of every form and compared in constant
+// time; SameSite=Strict keeps the cookie off cross-site requests as a
+// second line.
+
+const (
+	sessionCookie = "msched_session"
+	// sessionTTL bounds how long a stolen cookie is worth anything; a
+	// working day is long enough not to annoy an operator.
+	sessionTTL = 12 * time.Hour
+)
+
+func sessionKey(token string) []byte {
+	m := hmac.New(sha256.New, []byte(token))
+	m.Write([]byte("msched web session key v1"))
+	return m.Sum(nil)
+}
+
+func (h *handler) mac(purpose string, payload []byte) []byte {
+	m := hmac.New(sha256.New, h.key)
+	m.Write([]byte(purpose))
+	m.Write([]byte{0})
+	m.Write(payload)
+	return m.Sum(nil)
+}
+
+var b64 = base64.RawURLEncoding
+
+// newSession returns a cookie value: payload "." MAC.
+func (h *handler) newSession() string {
+	p := make([]byte, 8+16)
+	binary.BigEndian.PutUint64(p, uint64(h.cfg.Now().Unix()))
+	_, _ = rand.Read(p[8:])
+	return b64.EncodeToString(p) + "." + b64.EncodeToString(h.mac("session", p))
+}
+
+// session returns the request's valid, unexpired session payload.
+func (h *handler) session(r *http.Request) ([]byte, bool) {
+	if h.key == nil {
+		return nil, false
+	}
+	c, err := r.Cookie(sessionCookie)
+	if err != nil {
+		return nil, false
+	}
+	ps, ms, ok := strings.Cut(c.Value, ".")
+	if !ok {
+		return nil, false
+	}
+	p, err1 := b64.DecodeString(ps)
+	m, err2 := b64.DecodeString(ms)
+	if err1 != nil || err2 != nil || len(p) != 24 || !hmac.Equal(m, h.mac("session", p)) {
+		return nil, false
+	}
+	issued := time.Unix(int64(binary.BigEndian.Uint64(p)), 0)
+	if age := h.cfg.Now().Sub(issued); age < -time.Minute || age > sessionTTL {
+		return nil, false
+	}
+	return p, true
+}
+
+func (h *handler) csrfToken(sess []byte) string { return b64.EncodeToString(h.mac("csrf", sess)) }
+
+// authorise checks a POST that changes something: actions configured, a
+// valid session, the session's CSRF token in the form (constant-time
+// compare), and no cross-site origin. It answers the refusal itself.
+func (h *handler) authorise(w http.ResponseWriter, r *http.Request) bool {
+	if h.key == nil {
+		http.Error(w, "read-only: no access token is configured (web.token)", http.StatusForbidden)
+		return false
+	}
+	if !sameOrigin(r) {
+		http.Error(w, "refused: cross-site request", http.StatusForbidden)
+		return false
+	}
+	sess, ok := h.session(r)
+	if !ok {
+		http.Error(w, "refused: not logged in (or the session expired)", http.StatusForbidden)
+		return false
+	}
+	got, err := b64.DecodeString(r.PostFormValue("csrf"))
+	if err != nil || !hmac.Equal(got, h.mac("csrf", sess)) {
+		http.Error(w, "refused: missing or wrong CSRF token; reload the page", http.StatusForbidden)
+		return false
+	}
+	return true
+}
+
+// sameOrigin refuses requests a browser marks as cross-site, and those
+// whose Origin names another host. Requests without either header (curl,
+// old browsers) pass to the token checks.
+func sameOrigin(r *http.Request) bool {
+	if s := r.Header.Get("Sec-Fetch-Site"); s == "cross-site" || s == "same-site" {
+		return false
+	}
+	if o := r.Header.Get("Origin"); o != "" && o != "null" {
+		u, err := url.Parse(o)
+		if err != nil || u.Host != r.Host {
+			return false
+		}
+	}
+	return true
+}
+
+func (h *handler) cookiePath() string {
+	if h.cfg.Base == "" {
+		return "/"
+	}
+	return h.cfg.Base + "/"
+}
+
+func (h *handler) setCookie(w http.ResponseWriter, r *http.Request, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{Name: sessionCookie, Value: value, Path: h.cookiePath(), MaxAge: maxAge,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil})
+}
+
+// LoginPage is the data of the login page.
+type LoginPage struct {
+	Enabled bool
+	Next    string
+	Error   string
+}
+
+func (h *handler) loginPage(w http.ResponseWriter, r *http.Request) {
+	h.render(w, r, "login", "Log in", LoginPage{Enabled: h.key != nil, Next: nextJID(r.URL.Query().Get("next"))})
+}
+
+func (h *handler) login(w http.ResponseWriter, r *http.Request) {
+	next := nextJID(r.PostFormValue("next"))
+	if h.key == nil {
+		http.Error(w, "read-only: no access token is configured (web.token)", http.StatusForbidden)
+		return
+	}
+	if !sameOrigin(r) {
+		http.Error(w, "refused: cross-site request", http.StatusForbidden)
+		return
+	}
+	// Compare digests, so neither the time nor an early exit tells the
+	// token's length.
+	a, b := sha256.Sum256([]byte(r.PostFormValue("token"))), sha256.Sum256([]byte(h.cfg.Token))
+	if !hmac.Equal(a[:], b[:]) {
+		h.log.Warn("web: failed login", "remote", r.RemoteAddr)
+		h.renderCode(w, r, http.StatusForbidden, "login", "Log in", LoginPage{Enabled: true, Next: next, Error: "Wrong token."})
+		return
+	}
+	h.setCookie(w, r, h.newSession(), int(sessionTTL.Seconds()))
+	to := h.cfg.Base + "/"
+	if next != "" {
+		to = h.cfg.Base + "/jobs/" + next
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+// nextJID accepts only a JID as the page to return to after login, so the
+// redirect can never leave the site.
+func nextJID(s string) string {
+	if spool.ValidJID(s) {
+		return s
+	}
+	return ""
+}
+
+func (h *handler) logout(w http.ResponseWriter, r *http.Request) {
+	if !h.authorise(w, r) {
+		return
+	}
+	h.setCookie(w, r, "", -1)
+	http.Redirect(w, r, h.cfg.Base+"/", http.StatusSeeOther)
+}
+
+// cancel asks the daemons to cancel a job (control/cancel.<JID>).
+func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
+	if !h.authorise(w, r) {
+		return
+	}
+	jid := r.PathValue("jid")
+	st, _, err := h.cfg.Spool.Find(jid)
+	if errors.Is(err, spool.ErrNotFound) || (err == nil && st == spool.Submitted) {
+		http.Error(w, fmt.Sprintf("%s is not in a state that can be cancelled", jid), http.StatusConflict)
+		return
+	}
+	var pe *spool.ParseError
+	if err != nil && !errors.As(err, &pe) {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	switch st {
+	case spool.Queued, spool.Scheduling, spool.Runnable, spool.Running:
+	default:
+		http.Error(w, fmt.Sprintf("%s is %s: nothing to cancel", jid, st), http.StatusConflict)
+		return
+	}
+	if err := h.cfg.Spool.RequestCancel(jid); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.log.Info("web: cancel requested", "jid", jid, "remote", r.RemoteAddr)
+	http.Redirect(w, r, h.cfg.Base+"/jobs/"+jid+"?msg=cancel", http.StatusSeeOther)
+}
+
+// resubmit submits the job's request again: the user's fields only (name,
+// command, workdir, notify, hosts, model, walltime, stdout, stderr), never
+// the daemons' sections, as a new file in submitted/. The new job belongs
+// to the user the web server runs as (init takes the file's owner).
+func (h *handler) resubmit(w http.ResponseWriter, r *http.Request) {
+	if !h.authorise(w, r) {
+		return
+	}
+	jid := r.PathValue("jid")
+	_, j, err := h.cfg.Spool.Find(jid)
+	if errors.Is(err, spool.ErrNotFound) {
+		http.Error(w, fmt.Sprintf("%s is no longer in the spool; its request is not kept", jid), http.StatusNotFound)
+		return
+	} else if err != nil {
+		http.Error(w, err.Error(), http.StatusBadRequest)
+		return
+	}
+	if len(j.Command) == 0 {
+		http.Error(w, fmt.Sprintf("%s has no request to resubmit (a rejected submission)", jid), http.StatusConflict)
+		return
+	}
+	req := spool.Job{Name: j.Name, Command: j.Command, Workdir: j.Workdir, Notify: j.Notify, Hosts: j.Hosts,
+		Model: j.Model, Walltime: j.Walltime, Stdout: j.Stdout, Stderr: j.Stderr}
+	data, err := req.Marshal()
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	name, err := h.cfg.Spool.Submit("resubmit-"+jid+".yaml", data)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.log.Info("web: resubmitted", "jid", jid, "file", name, "remote", r.RemoteAddr)
+	http.Redirect(w, r, h.cfg.Base+"/jobs/"+jid+"?msg=resubmit", http.StatusSeeOther)
+}

@@ -1,0 +1,441 @@
+package web
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"msched/evaluator"
+	"msched/hoststat"
+	"msched/notify"
+	"msched/spool"
+)
+
+// Files the daemons publish under db/. They mirror the daemons' constants
+// (daemons.ScheduleFile, daemons.AccountingJSONL, daemons.SchedStatsFile);
+// the format test checks they agree.
+const (
+	scheduleFile   = "schedule.json"
+	accountingFile = "accounting.jsonl"
+	schedStatsFile = "evaluator.json"
+)
+
+// Schedule is the schedule the sched daemon publishes (db/schedule.json):
+// the hosts and the running and planned jobs with predicted start and end.
+type Schedule struct {
+	GeneratedAt time.Time      `json:"generated_at"`
+	Policy      string         `json:"policy"`
+	Hosts       []ScheduleHost `json:"hosts"`
+	Jobs        []ScheduleJob  `json:"jobs"`
+}
+
+// ScheduleHost is one host of the published schedule.
+type ScheduleHost struct {
+	Name    string  `json:"name"`
+	Arch    string  `json:"arch"`
+	Cluster string  `json:"cluster,omitempty"`
+	Load    float64 `json:"load"`
+}
+
+// ScheduleJob is one bar of the Gantt chart (on each of its hosts).
+type ScheduleJob struct {
+	JID              string    `json:"jid"`
+	Name             string    `json:"name,omitempty"`
+	State            string    `json:"state"` // running | planned
+	Hosts            []string  `json:"hosts"`
+	Start            time.Time `json:"start"`
+	End              time.Time `json:"end"`
+	PredictedSeconds float64   `json:"predicted_seconds"`
+}
+
+// readSchedule reads db/schedule.json; a missing file is no schedule yet.
+func readSchedule(sp *spool.Spool) (*Schedule, error) {
+	b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), scheduleFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("web: schedule: %w", err)
+	}
+	var s Schedule
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("web: %s: %w", scheduleFile, err)
+	}
+	return &s, nil
+}
+
+// SchedStats is what sched publishes of its evaluator and GA
+// (db/evaluator.json).
+type SchedStats struct {
+	GeneratedAt time.Time       `json:"generated_at"`
+	StartedAt   time.Time       `json:"started_at"`
+	Evaluator   evaluator.Stats `json:"evaluator"`
+	Generations *int64          `json:"ga_generations,omitempty"` // nil: the policy is not a GA
+}
+
+// readSchedStats reads db/evaluator.json; nil if sched does not publish it.
+func readSchedStats(sp *spool.Spool) *SchedStats {
+	b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), schedStatsFile))
+	if err != nil {
+		return nil
+	}
+	var s SchedStats
+	if json.Unmarshal(b, &s) != nil {
+		return nil
+	}
+	return &s
+}
+
+// Record is the part of a line of the reaper's accounting log
+// (db/accounting.jsonl) that the model accuracy page uses.
+type Record struct {
+	JID              string    `json:"jid"`
+	Name             string    `json:"name,omitempty"`
+	Executable       string    `json:"executable,omitempty"`
+	Model            string    `json:"model,omitempty"` // not recorded by every reaper; "" groups by executable
+	Hosts            []string  `json:"hosts,omitempty"`
+	PredictedSeconds *float64  `json:"predicted_seconds,omitempty"`
+	ActualSeconds    *float64  `json:"actual_seconds,omitempty"`
+	State            string    `json:"state"`
+	Reason           string    `json:"reason,omitempty"`
+	ExitStatus       *int      `json:"exit_status,omitempty"`
+	Signal           string    `json:"signal,omitempty"`
+	SubmittedAt      time.Time `json:"submitted_at,omitzero"`
+	StartedAt        time.Time `json:"started_at,omitzero"`
+	EndedAt          time.Time `json:"ended_at,omitzero"`
+}
+
+// readAccounting reads every whole line of the accounting log; unreadable
+// lines (a torn last append) are skipped, as the reaper skips them.
+func readAccounting(sp *spool.Spool) ([]Record, error) {
+	f, err := os.Open(filepath.Join(sp.Path(spool.DirDB), accountingFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("web: accounting: %w", err)
+	}
+	defer f.Close()
+	var rs []Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		var r Record
+		if json.Unmarshal(sc.Bytes(), &r) == nil && r.JID != "" {
+			rs = append(rs, r)
+		}
+	}
+	return rs, sc.Err()
+}
+
+// findRecord is the accounting record of one JID (the job left the spool).
+func findRecord(sp *spool.Spool, jid string) (*Record, error) {
+	rs, err := readAccounting(sp)
+	if err != nil {
+		return nil, err
+	}
+	for i := len(rs) - 1; i >= 0; i-- {
+		if rs[i].JID == jid {
+			return &rs[i], nil
+		}
+	}
+	return nil, nil
+}
+
+// ModelAccuracy is the prediction error of one model over the jobs that
+// used it and ran: Count jobs, mean signed error (predicted − actual) in
+// seconds, mean absolute error and MAPE (mean |predicted − actual| / actual).
+type ModelAccuracy struct {
+	Model        string  `json:"model"`
+	Count        int     `json:"count"`
+	MeanErrorS   float64 `json:"mean_error_s"`
+	MeanAbsErrS  float64 `json:"mean_abs_error_s"`
+	MAPE         float64 `json:"mape"`       // a fraction: 0.12 is 12 %
+	MAPECount    int     `json:"mape_count"` // jobs with a measurable actual time
+	MeanActualS  float64 `json:"mean_actual_s"`
+	MeanPredictS float64 `json:"mean_predicted_s"`
+}
+
+// modelKey is what a record's prediction is attributed to: its model when
+// the log records one, else its executable (the profiler estimates jobs
+// without a model, by executable).
+func modelKey(r Record) string {
+	switch {
+	case r.Model != "":
+		return r.Model
+	case r.Executable != "":
+		return "exe:" + filepath.Base(r.Executable)
+	}
+	return "(unknown)"
+}
+
+// accuracy groups the records that have both a prediction and an actual run
+// time, by model; the "all" row comes first.
+func accuracy(rs []Record) []ModelAccuracy {
+	type acc struct {
+		n, nPct                         int
+		sum, sumAbs, sumPct, sumA, sumP float64
+	}
+	by := map[string]*acc{}
+	all := &acc{}
+	for _, r := range rs {
+		if r.PredictedSeconds == nil || r.ActualSeconds == nil {
+			continue
+		}
+		p, a := *r.PredictedSeconds, *r.ActualSeconds
+		if math.IsNaN(p) || math.IsInf(p, 0) || math.IsNaN(a) || a < 0 {
+			continue
+		}
+		k := modelKey(r)
+		if by[k] == nil {
+			by[k] = &acc{}
+		}
+		for _, x := range []*acc{by[k], all} {
+			x.n++
+			x.sum += p - a
+			x.sumAbs += math.Abs(p - a)
+			x.sumA += a
+			x.sumP += p
+			if a > 0 {
+				x.nPct++
+				x.sumPct += math.Abs(p-a) / a
+			}
+		}
+	}
+	row := func(name string, x *acc) ModelAccuracy {
+		m := ModelAccuracy{Model: name, Count: x.n, MAPECount: x.nPct}
+		if x.n > 0 {
+			n := float64(x.n)
+			m.MeanErrorS, m.MeanAbsErrS, m.MeanActualS, m.MeanPredictS = x.sum/n, x.sumAbs/n, x.sumA/n, x.sumP/n
+		}
+		if x.nPct > 0 {
+			m.MAPE = x.sumPct / float64(x.nPct)
+		}
+		return m
+	}
+	var out []ModelAccuracy
+	for k, x := range by {
+		out = append(out, row(k, x))
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Model < out[j].Model })
+	return append([]ModelAccuracy{row("all", all)}, out...)
+}
+
+// JobView is a job as the pages and the API show it.
+type JobView struct {
+	JID              string        `json:"jid,omitempty"`
+	File             string        `json:"file,omitempty"` // the file name in submitted/
+	State            spool.State   `json:"state"`
+	Name             string        `json:"name,omitempty"`
+	User             string        `json:"user,omitempty"`
+	Command          []string      `json:"command,omitempty"`
+	Workdir          string        `json:"workdir,omitempty"`
+	Notify           string        `json:"notify,omitempty"`
+	Request          string        `json:"request,omitempty"` // hosts requested, e.g. "2–8 hosts, arch sparc"
+	Model            *spool.Model  `json:"model,omitempty"`
+	Walltime         string        `json:"walltime,omitempty"`
+	SubmittedAt      time.Time     `json:"submitted_at,omitzero"`
+	Hosts            []string      `json:"hosts,omitempty"`
+	Policy           string        `json:"policy,omitempty"`
+	PredictedSeconds *float64      `json:"predicted_seconds,omitempty"`
+	ActualSeconds    *float64      `json:"actual_seconds,omitempty"`
+	StartedAt        time.Time     `json:"started_at,omitzero"`
+	EndedAt          time.Time     `json:"ended_at,omitzero"`
+	ExitStatus       *int          `json:"exit_status,omitempty"`
+	Signal           string        `json:"signal,omitempty"`
+	Attempts         int           `json:"attempts,omitempty"`
+	Reason           string        `json:"reason,omitempty"`
+	CancelRequested  bool          `json:"cancel_requested,omitempty"`
+	History          []spool.Event `json:"history,omitempty"`
+	Stdout           string        `json:"stdout,omitempty"` // the job's own destination, if it named one
+	Stderr           string        `json:"stderr,omitempty"`
+	Invalid          string        `json:"invalid,omitempty"` // why the file could not be read
+	Reaped           bool          `json:"reaped,omitempty"`  // left the spool; from the accounting log
+	job              *spool.Job
+}
+
+func viewJob(st spool.State, j *spool.Job) JobView {
+	v := JobView{JID: j.JID, State: st, Name: j.Name, User: j.User, Command: j.Command, Workdir: j.Workdir,
+		Notify: j.Notify, Model: j.Model, SubmittedAt: j.SubmittedAt, Reason: j.Reason,
+		CancelRequested: j.CancelRequested, History: j.History, Stdout: j.Stdout, Stderr: j.Stderr, job: j}
+	if st == spool.Submitted {
+		v.File = j.File()
+	}
+	if len(j.Command) > 0 {
+		v.Request = requestText(j.Hosts)
+	}
+	if j.Walltime > 0 {
+		v.Walltime = time.Duration(j.Walltime).String()
+	}
+	if s := j.Schedule; s != nil {
+		v.Hosts, v.Policy = s.Hosts, s.Policy
+	}
+	if p, ok := notify.Predicted(j); ok {
+		v.PredictedSeconds = ptr(p.Seconds())
+	}
+	if a, ok := notify.Actual(j); ok {
+		v.ActualSeconds = ptr(a.Seconds())
+	}
+	if r := j.Run; r != nil {
+		v.StartedAt, v.EndedAt, v.ExitStatus, v.Signal, v.Attempts = r.StartedAt, r.EndedAt, r.ExitStatus, r.Signal, r.Attempts
+	}
+	return v
+}
+
+func viewRecord(r *Record) JobView {
+	return JobView{JID: r.JID, State: spool.State(r.State), Name: r.Name, Hosts: r.Hosts,
+		PredictedSeconds: r.PredictedSeconds, ActualSeconds: r.ActualSeconds, StartedAt: r.StartedAt,
+		EndedAt: r.EndedAt, ExitStatus: r.ExitStatus, Signal: r.Signal, Reason: r.Reason,
+		SubmittedAt: r.SubmittedAt, Reaped: true}
+}
+
+func requestText(h *spool.Hosts) string {
+	lo, hi := h.Range()
+	var s string
+	switch {
+	case lo == hi && lo == 1:
+		s = "1 host"
+	case lo == hi:
+		s = fmt.Sprintf("%d hosts", lo)
+	case hi == 0:
+		s = fmt.Sprintf("%d or more hosts", lo)
+	default:
+		s = fmt.Sprintf("%d–%d hosts", lo, hi)
+	}
+	if h != nil && h.Arch != "" {
+		s += ", arch " + h.Arch
+	}
+	if h != nil && h.Cluster != "" {
+		s += ", cluster " + h.Cluster
+	}
+	return s
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// StateJobs is one state's jobs: all of them counted, the first Limit read.
+type StateJobs struct {
+	State spool.State `json:"state"`
+	Count int         `json:"count"`
+	Jobs  []JobView   `json:"jobs"`
+	More  int         `json:"more,omitempty"` // listed but not read (over the limit)
+}
+
+// readState lists a state and reads up to limit of its jobs (all if limit
+// < 0). Running and waiting states show the oldest first; the states jobs
+// leave by (exited, rejected, finished) the newest first. A file that moved
+// on between List and Read is skipped; one that cannot be parsed is shown
+// with why.
+func readState(sp *spool.Spool, st spool.State, limit int) (StateJobs, error) {
+	es, err := sp.List(st)
+	if err != nil {
+		return StateJobs{State: st}, err
+	}
+	if st == spool.Finished || st == spool.Exited || st == spool.Rejected {
+		for i, j := 0, len(es)-1; i < j; i, j = i+1, j-1 {
+			es[i], es[j] = es[j], es[i]
+		}
+	}
+	sj := StateJobs{State: st, Count: len(es)}
+	for i, e := range es {
+		if limit >= 0 && i >= limit {
+			sj.More = len(es) - i
+			break
+		}
+		j, err := sp.Read(st, e.Name)
+		var pe *spool.ParseError
+		switch {
+		case errors.Is(err, spool.ErrNotFound):
+			continue
+		case errors.As(err, &pe):
+			v := JobView{State: st, Invalid: pe.Detail()}
+			if spool.ValidJID(e.Name) {
+				v.JID = e.Name
+			} else {
+				v.File = e.Name
+			}
+			sj.Jobs = append(sj.Jobs, v)
+			continue
+		case err != nil:
+			return sj, err
+		}
+		sj.Jobs = append(sj.Jobs, viewJob(st, j))
+	}
+	return sj, nil
+}
+
+// HostView is one host with its latest sample and what runs on it.
+type HostView struct {
+	Name    string          `json:"name"`
+	Arch    string          `json:"arch,omitempty"`
+	Cluster string          `json:"cluster,omitempty"`
+	Address string          `json:"address,omitempty"`
+	Stats   *hoststat.Stats `json:"stats,omitempty"`   // nil: no sample yet
+	Running []string        `json:"running,omitempty"` // JIDs running on it (schedule)
+	Planned int             `json:"planned"`           // planned jobs on it (schedule)
+	FreeAt  time.Time       `json:"free_at,omitzero"`  // predicted end of its running work
+}
+
+// hosts merges the hosts file, the schedule's hosts and the stats store.
+// The hosts file is the configured truth; the schedule's hosts stand in
+// when it cannot be read (a CGI program with no config).
+func (h *handler) hosts(sched *Schedule) ([]HostView, error) {
+	var hv []HostView
+	index := map[string]int{}
+	add := func(v HostView) {
+		if _, ok := index[v.Name]; ok {
+			return
+		}
+		index[v.Name] = len(hv)
+		hv = append(hv, v)
+	}
+	if h.cfg.HostsFile != "" {
+		hs, err := hoststat.LoadHosts(h.cfg.HostsFile)
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+		for _, x := range hs {
+			add(HostView{Name: x.Name, Arch: x.Arch, Cluster: x.Cluster, Address: x.Address})
+		}
+	}
+	if sched != nil {
+		for _, x := range sched.Hosts {
+			add(HostView{Name: x.Name, Arch: x.Arch, Cluster: x.Cluster})
+		}
+		for _, j := range sched.Jobs {
+			for _, n := range j.Hosts {
+				i, ok := index[n]
+				if !ok {
+					continue
+				}
+				if j.State == "running" {
+					hv[i].Running = append(hv[i].Running, j.JID)
+					if j.End.After(hv[i].FreeAt) {
+						hv[i].FreeAt = j.End
+					}
+				} else {
+					hv[i].Planned++
+				}
+			}
+		}
+	}
+	stats, err := hoststat.ReadLatest(h.statsDir())
+	if err != nil {
+		return hv, err
+	}
+	for n, s := range stats {
+		i, ok := index[n]
+		if !ok {
+			add(HostView{Name: n})
+			i = index[n]
+		}
+		s := s
+		hv[i].Stats = &s
+	}
+	return hv, nil
+}

@@ -1,0 +1,37 @@
+// Package web is msched's status page: an overview (jobs per state, hosts,
+// the schedule as an SVG Gantt chart), a page per job, a hosts page, a
+// model accuracy page, a JSON API and Prometheus metrics.
+//
+// One handler (New) serves two ways: as a long-running server (`msched web`,
+// `msched up --web`) and as a CGI program (`msched cgi`, or any invocation
+// with GATEWAY_INTERFACE set). It therefore keeps no state between requests
+// that matters: every page is read from the spool at request time, and the
+// login session is a signed cookie, not an entry in server memory.
+//
+// # What it reads
+//
+// The web page only reads the spool (spool.List, Read, Find) and what the
+// daemons publish under db/: the schedule (schedule.json, written by sched
+// after every decision), host samples (hoststat.ReadLatest), the accounting
+// log (accounting.jsonl, written by the reaper) and the scheduler's
+// evaluator and GA counters (evaluator.json, when sched publishes them).
+// Those files are decoded with this package's own types, because nothing
+// imports daemons; a test writes them with the daemons' types to keep the
+// two in step.
+//
+// # What it writes
+//
+// Nothing, unless an access token is configured. Then a user who logs in
+// with the token may cancel a job (a request in control/, spool.RequestCancel)
+// and resubmit one (its user fields, through spool.Submit into submitted/):
+// the two things any user may add to a spool. Every POST carries a CSRF
+// token derived from the session and is checked in constant time; the
+// session cookie is HttpOnly and SameSite=Strict.
+//
+// # Escaping
+//
+// Everything a user wrote (job names, commands, paths, reasons) reaches the
+// page through html/template, which escapes by context, also inside the
+// inline SVG. The page loads nothing from elsewhere: CSS and the refresh
+// script are inline, allowed by a Content-Security-Policy nonce.
+package web

@@ -1,0 +1,250 @@
+package web
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"net/http"
+	"os"
+	"path/filepath"
+	"syscall"
+
+	"msched/spool"
+)
+
+// Overview is the data of the overview page.
+type Overview struct {
+	States []StateJobs
+	Total  int
+	Hosts  []HostView
+	Gantt  Gantt
+	Sched  *Schedule
+	Stats  *SchedStats
+	Errors []string // what could not be read (the page shows the rest)
+}
+
+// overviewData reads everything the overview shows. A part that cannot be
+// read is reported on the page, not turned into a 500: a status page is
+// most needed when something is wrong.
+func (h *handler) overviewData(limit int) Overview {
+	var o Overview
+	for _, st := range spool.States {
+		sj, err := readState(h.cfg.Spool, st, limit)
+		if err != nil {
+			o.Errors = append(o.Errors, err.Error())
+		}
+		o.States = append(o.States, sj)
+		o.Total += sj.Count
+	}
+	sched, err := readSchedule(h.cfg.Spool)
+	if err != nil {
+		o.Errors = append(o.Errors, err.Error())
+	}
+	o.Sched = sched
+	o.Gantt = layoutGantt(sched, h.cfg.Now())
+	if o.Hosts, err = h.hosts(sched); err != nil {
+		o.Errors = append(o.Errors, err.Error())
+	}
+	o.Stats = readSchedStats(h.cfg.Spool)
+	return o
+}
+
+func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
+	h.render(w, r, "overview", "msched", h.overviewData(h.cfg.OverviewLimit))
+}
+
+func (h *handler) scheduleSVG(w http.ResponseWriter, r *http.Request) {
+	sched, err := readSchedule(h.cfg.Spool)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "image/svg+xml")
+	w.Header().Set("Cache-Control", "no-store")
+	g := layoutGantt(sched, h.cfg.Now())
+	g.Standalone = true
+	if err := pages["overview"].ExecuteTemplate(w, "gantt", ganttData{Base: h.cfg.Base, Gantt: g}); err != nil {
+		h.log.Error("web: schedule.svg", "err", err)
+	}
+}
+
+// JobList is one state's full list (/jobs?state=) or every state's.
+type JobList struct {
+	States []StateJobs
+	Only   spool.State
+}
+
+func (h *handler) jobList(w http.ResponseWriter, r *http.Request) {
+	var l JobList
+	states := spool.States
+	if q := r.URL.Query().Get("state"); q != "" {
+		if !spool.State(q).Valid() {
+			http.Error(w, fmt.Sprintf("unknown state %q", q), http.StatusBadRequest)
+			return
+		}
+		l.Only, states = spool.State(q), []spool.State{spool.State(q)}
+	}
+	for _, st := range states {
+		sj, err := readState(h.cfg.Spool, st, -1)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		l.States = append(l.States, sj)
+	}
+	title := "Jobs"
+	if l.Only != "" {
+		title = "Jobs: " + string(l.Only)
+	}
+	h.render(w, r, "jobs", title, l)
+}
+
+// JobPage is the data of a job's page.
+type JobPage struct {
+	Job       JobView
+	Outputs   []string // captured streams that exist: stdout, stderr
+	Report    bool     // reports/<jid>.txt exists
+	CanCancel bool
+	CanResub  bool
+	Message   string
+}
+
+func (h *handler) jobPage(w http.ResponseWriter, r *http.Request) {
+	jid := r.PathValue("jid")
+	v, ok, err := h.lookup(jid)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if !ok {
+		http.Error(w, fmt.Sprintf("no job %q in the spool or the accounting log", jid), http.StatusNotFound)
+		return
+	}
+	p := JobPage{Job: v, Message: r.URL.Query().Get("msg")}
+	if msg, ok := messages[p.Message]; ok {
+		p.Message = msg
+	} else {
+		p.Message = ""
+	}
+	for _, s := range []string{"stdout", "stderr"} {
+		if fi, err := os.Lstat(outputFile(h.cfg.Spool, v.JID, s)); err == nil && fi.Mode().IsRegular() {
+			p.Outputs = append(p.Outputs, s)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(h.cfg.Spool.Path(spool.DirReports), v.JID+".txt")); err == nil {
+		p.Report = true
+	}
+	switch v.State {
+	case spool.Queued, spool.Scheduling, spool.Runnable, spool.Running:
+		p.CanCancel = !v.CancelRequested
+	}
+	p.CanResub = v.job != nil && len(v.job.Command) > 0
+	h.render(w, r, "job", v.JID+" "+v.Name, p)
+}
+
+// messages are the notes a POST redirects back with (?msg=): a fixed set,
+// so the query string cannot put text on the page.
+var messages = map[string]string{
+	"cancel":   "Cancel requested: the daemon that owns the job's state will act on it.",
+	"resubmit": "Resubmitted: a new job file is in submitted/.",
+}
+
+// output serves a job's captured stdout or stderr, read-only, as plain
+// text. Only the two stream names are accepted and the JID must be a JID,
+// so the path is always output/<JID>/stdout|stderr: no request can name
+// another file. The file is opened without following a symbolic link (a
+// job could replace its own output file with one) and must be a regular
+// file.
+func (h *handler) output(w http.ResponseWriter, r *http.Request) {
+	jid, stream := r.PathValue("jid"), r.PathValue("stream")
+	if !spool.ValidJID(jid) || (stream != "stdout" && stream != "stderr") {
+		http.NotFound(w, r)
+		return
+	}
+	h.serveFile(w, r, filepath.Join(h.cfg.Spool.Path(spool.DirOutput), jid), stream)
+}
+
+// report serves reports/<jid>.txt, the report the reaper wrote.
+func (h *handler) report(w http.ResponseWriter, r *http.Request) {
+	jid := r.PathValue("jid")
+	if !spool.ValidJID(jid) {
+		http.NotFound(w, r)
+		return
+	}
+	h.serveFile(w, r, h.cfg.Spool.Path(spool.DirReports), jid+".txt")
+}
+
+// serveFile serves dir/name as text/plain. dir itself must not be a
+// symbolic link either.
+func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, dir, name string) {
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		http.Error(w, "no such output", http.StatusNotFound)
+		return
+	}
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ELOOP) {
+		http.Error(w, "no such output", http.StatusNotFound)
+		return
+	} else if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		http.Error(w, "no such output", http.StatusNotFound)
+		return
+	}
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	w.Header().Set("Content-Disposition", "inline")
+	w.Header().Set("Content-Security-Policy", "default-src 'none'; sandbox")
+	w.Header().Set("Cache-Control", "no-store")
+	http.ServeContent(w, r, "", fi.ModTime(), io.NewSectionReader(f, 0, fi.Size()))
+}
+
+// HostsPage is the data of the hosts page.
+type HostsPage struct {
+	Hosts []HostView
+	Error string
+}
+
+func (h *handler) hostsPage(w http.ResponseWriter, r *http.Request) {
+	sched, err := readSchedule(h.cfg.Spool)
+	var p HostsPage
+	if err != nil {
+		p.Error = err.Error()
+	}
+	hv, err := h.hosts(sched)
+	if err != nil {
+		p.Error = err.Error()
+	}
+	p.Hosts = hv
+	h.render(w, r, "hosts", "Hosts", p)
+}
+
+// ModelsPage is the data of the model accuracy page.
+type ModelsPage struct {
+	Rows    []ModelAccuracy
+	Records int
+	Recent  []Record // the last jobs with a prediction and a run time
+}
+
+// recentAccuracy is how many of the latest finished jobs the accuracy page
+// lists one by one.
+const recentAccuracy = 20
+
+func (h *handler) modelsPage(w http.ResponseWriter, r *http.Request) {
+	rs, err := readAccounting(h.cfg.Spool)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	p := ModelsPage{Rows: accuracy(rs), Records: len(rs)}
+	for i := len(rs) - 1; i >= 0 && len(p.Recent) < recentAccuracy; i-- {
+		if rs[i].PredictedSeconds != nil && rs[i].ActualSeconds != nil {
+			p.Recent = append(p.Recent, rs[i])
+		}
+	}
+	h.render(w, r, "models", "Model accuracy", p)
+}

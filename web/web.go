@@ -1,0 +1,370 @@
+package web
+
+import (
+	"bytes"
+	"crypto/rand"
+	"embed"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html/template"
+	"log/slog"
+	"net/http"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"msched/spool"
+)
+
+// Config says what the handler serves.
+type Config struct {
+	Spool *spool.Spool // required
+	// HostsFile is the hosts file (hoststat.LoadHosts); "" or missing: the
+	// hosts of the published schedule and of the stats store.
+	HostsFile string
+	// StatsDir is the stats daemon's store; "": the spool's db/.
+	StatsDir string
+	// Token enables cancel and resubmit for whoever logs in with it
+	// (config key web.token). "": the page is read-only.
+	Token string
+	// Base is the URL path the handler is mounted at, without a trailing
+	// slash: "" at the root, a CGI program's SCRIPT_NAME ("/cgi-bin/msched").
+	Base string
+	// Refresh is how often the pages re-fetch their live part; 0: 5 s.
+	Refresh time.Duration
+	// OverviewLimit is how many jobs of each state the overview lists
+	// (the count is always complete; /jobs?state= lists all); 0: 25.
+	OverviewLimit int
+	Log           *slog.Logger     // nil: slog.Default()
+	Now           func() time.Time // nil: time.Now
+}
+
+// defaultRefresh: often enough that a job's move shows within a few
+// seconds, rarely enough that a CGI program per refresh costs nothing.
+const defaultRefresh = 5 * time.Second
+
+// defaultOverviewLimit keeps the overview a page, not a dump: the
+// interesting jobs of a state are its first (oldest waiting, newest done).
+const defaultOverviewLimit = 25
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+// pages are parsed once per process: base.html with each page's file.
+var pages = parsePages()
+
+func parsePages() map[string]*template.Template {
+	funcs := template.FuncMap{
+		"dur":      dur,
+		"secs":     func(p *float64) string { return optSecs(p) },
+		"stamp":    stamp,
+		"clock":    clock,
+		"ago":      ago,
+		"pct":      func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
+		"f1":       func(f float64) string { return fmt.Sprintf("%.1f", f) },
+		"f2":       func(f float64) string { return fmt.Sprintf("%.2f", f) },
+		"px":       func(f float64) string { return fmt.Sprintf("%.1f", f) },
+		"join":     strings.Join,
+		"argv":     argv,
+		"errpct":   errPct,
+		"outcome":  outcome,
+		"idle":     idle,
+		"sub":      func(a, b float64) float64 { return a - b },
+		"hostrows": func(base string, now time.Time, hs []HostView) hostRows { return hostRows{base, now, hs} },
+		"since":    since,
+		"modelkey": modelKey,
+		"chart":    func(base string, g Gantt) ganttData { return ganttData{Base: base, Gantt: g} },
+	}
+	m := map[string]*template.Template{}
+	names, err := templateFS.ReadDir("templates")
+	if err != nil {
+		panic(err)
+	}
+	for _, n := range names {
+		if n.Name() == "base.html" || n.Name() == "gantt.html" || n.Name() == "hosttable.html" {
+			continue
+		}
+		t := template.Must(template.New("base.html").Funcs(funcs).ParseFS(templateFS, "templates/base.html", "templates/gantt.html", "templates/hosttable.html", "templates/"+n.Name()))
+		m[strings.TrimSuffix(n.Name(), ".html")] = t
+	}
+	return m
+}
+
+type handler struct {
+	cfg Config
+	mux *http.ServeMux
+	log *slog.Logger
+	key []byte // session MAC key, derived from the token
+}
+
+// New returns the web page's handler: pages, JSON API, metrics, and, when
+// cfg.Token is set, login, cancel and resubmit. It serves the same way
+// behind net/http and as a CGI program (cgi.Serve).
+func New(cfg Config) http.Handler {
+	if cfg.Refresh <= 0 {
+		cfg.Refresh = defaultRefresh
+	}
+	if cfg.OverviewLimit == 0 {
+		cfg.OverviewLimit = defaultOverviewLimit
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	cfg.Base = strings.TrimRight(cfg.Base, "/")
+	h := &handler{cfg: cfg, mux: http.NewServeMux(), log: cfg.Log}
+	if h.log == nil {
+		h.log = slog.Default()
+	}
+	if cfg.Token != "" {
+		h.key = sessionKey(cfg.Token)
+	}
+	m := h.mux
+	m.HandleFunc("GET /{$}", h.overview)
+	m.HandleFunc("GET /jobs", h.jobList)
+	m.HandleFunc("GET /jobs/{jid}", h.jobPage)
+	m.HandleFunc("GET /jobs/{jid}/output/{stream}", h.output)
+	m.HandleFunc("GET /jobs/{jid}/report", h.report)
+	m.HandleFunc("GET /hosts", h.hostsPage)
+	m.HandleFunc("GET /models", h.modelsPage)
+	m.HandleFunc("GET /schedule.svg", h.scheduleSVG)
+	m.HandleFunc("GET /api/jobs", h.apiJobs)
+	m.HandleFunc("GET /api/jobs/{jid}", h.apiJob)
+	m.HandleFunc("GET /api/hosts", h.apiHosts)
+	m.HandleFunc("GET /api/schedule", h.apiSchedule)
+	m.HandleFunc("GET /api/models", h.apiModels)
+	m.HandleFunc("GET /metrics", h.metrics)
+	m.HandleFunc("GET /login", h.loginPage)
+	m.HandleFunc("POST /login", h.login)
+	m.HandleFunc("POST /logout", h.logout)
+	m.HandleFunc("POST /jobs/{jid}/cancel", h.cancel)
+	m.HandleFunc("POST /jobs/{jid}/resubmit", h.resubmit)
+	return h
+}
+
+// ServeHTTP strips the base path, sets the headers every response gets and
+// dispatches.
+func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.Base != "" {
+		p, ok := strings.CutPrefix(r.URL.Path, h.cfg.Base)
+		if !ok || (p != "" && p[0] != '/') {
+			http.NotFound(w, r)
+			return
+		}
+		if p == "" {
+			p = "/"
+		}
+		r2 := r.Clone(r.Context())
+		r2.URL.Path, r2.URL.RawPath = p, ""
+		r = r2
+	}
+	hd := w.Header()
+	hd.Set("X-Content-Type-Options", "nosniff")
+	hd.Set("Referrer-Policy", "same-origin")
+	hd.Set("X-Frame-Options", "DENY")
+	h.mux.ServeHTTP(w, r)
+}
+
+// ganttData is what the "gantt" template draws.
+type ganttData struct {
+	Base  string
+	Gantt Gantt
+}
+
+// hostRows is what the "hosttable" template draws.
+type hostRows struct {
+	Base  string
+	Now   time.Time
+	Hosts []HostView
+}
+
+// since is the time from history event i-1 to event i.
+func since(h []spool.Event, i int) string {
+	if i <= 0 || i >= len(h) {
+		return ""
+	}
+	return dur(h[i].At.Sub(h[i-1].At).Seconds())
+}
+
+// page is what every HTML template gets.
+type page struct {
+	Base      string
+	Nonce     string
+	Title     string
+	Nav       string
+	Now       time.Time
+	Refresh   int64 // milliseconds; 0: no live part
+	Token     bool  // actions are configured
+	Authed    bool
+	CSRF      string
+	Data      any
+	Path      string
+	RefreshAt string // URL of the live part
+}
+
+func newNonce() string {
+	b := make([]byte, 16)
+	_, _ = rand.Read(b)
+	return base64.RawStdEncoding.EncodeToString(b)
+}
+
+// render executes a page, or only its live part ("live" template) when the
+// request asks for the fragment (?fragment=1, sent by the refresh script).
+// It renders into a buffer first, so a template error is a clean 500.
+func (h *handler) render(w http.ResponseWriter, r *http.Request, name, title string, data any) {
+	h.renderCode(w, r, http.StatusOK, name, title, data)
+}
+
+func (h *handler) renderCode(w http.ResponseWriter, r *http.Request, code int, name, title string, data any) {
+	t := pages[name]
+	p := page{Base: h.cfg.Base, Nonce: newNonce(), Title: title, Nav: name, Now: h.cfg.Now(),
+		Refresh: h.cfg.Refresh.Milliseconds(), Token: h.cfg.Token != "", Data: data, Path: r.URL.Path}
+	p.RefreshAt = h.cfg.Base + r.URL.Path + "?fragment=1"
+	if q := r.URL.Query().Get("state"); q != "" {
+		p.RefreshAt += "&state=" + templateQuery(q)
+	}
+	if sess, ok := h.session(r); ok {
+		p.Authed, p.CSRF = true, h.csrfToken(sess)
+	}
+	var buf bytes.Buffer
+	tmpl := "base.html"
+	if r.URL.Query().Get("fragment") == "1" {
+		tmpl = "live"
+	}
+	if err := t.ExecuteTemplate(&buf, tmpl, p); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("Content-Security-Policy", fmt.Sprintf(
+		"default-src 'none'; script-src 'nonce-%[1]s'; style-src 'nonce-%[1]s'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'", p.Nonce))
+	w.WriteHeader(code)
+	_, _ = w.Write(buf.Bytes())
+}
+
+func templateQuery(s string) string {
+	if spool.State(s).Valid() {
+		return s
+	}
+	return ""
+}
+
+// fail logs an error and answers 500 without echoing internals beyond the
+// message (which names spool paths, not secrets).
+func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
+	h.log.Error("web: request failed", "path", r.URL.Path, "err", err)
+	http.Error(w, "internal error: "+err.Error(), http.StatusInternalServerError)
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	b, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		http.Error(w, err.Error(), http.StatusInternalServerError)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(append(b, '\n'))
+}
+
+func (h *handler) statsDir() string {
+	if h.cfg.StatsDir != "" {
+		return h.cfg.StatsDir
+	}
+	return h.cfg.Spool.Path(spool.DirDB)
+}
+
+// lookup finds a job in the spool, else in the accounting log (reaped).
+func (h *handler) lookup(jid string) (JobView, bool, error) {
+	if !spool.ValidJID(jid) {
+		return JobView{}, false, nil
+	}
+	st, j, err := h.cfg.Spool.Find(jid)
+	var pe *spool.ParseError
+	switch {
+	case err == nil:
+		return viewJob(st, j), true, nil
+	case errors.As(err, &pe):
+		return JobView{JID: jid, Invalid: pe.Detail()}, true, nil
+	case !errors.Is(err, spool.ErrNotFound):
+		return JobView{}, false, err
+	}
+	rec, err := findRecord(h.cfg.Spool, jid)
+	if err != nil || rec == nil {
+		return JobView{}, false, err
+	}
+	return viewRecord(rec), true, nil
+}
+
+// Template helpers.
+
+func stamp(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05 UTC")
+}
+
+func ago(now, t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	d := now.Sub(t)
+	if d < 0 {
+		return "in " + dur((-d).Seconds())
+	}
+	return dur(d.Seconds()) + " ago"
+}
+
+func optSecs(p *float64) string {
+	if p == nil {
+		return "—"
+	}
+	return dur(*p)
+}
+
+func errPct(pred, act *float64) string {
+	if pred == nil || act == nil || *act <= 0 {
+		return ""
+	}
+	return fmt.Sprintf("%+.1f%%", 100*(*pred-*act) / *act)
+}
+
+// argv shows a command as the user would type it, quoting where needed.
+func argv(a []string) string {
+	q := make([]string, len(a))
+	for i, s := range a {
+		if s == "" || strings.ContainsAny(s, " \t\n'\"\\$`") {
+			q[i] = "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+		} else {
+			q[i] = s
+		}
+	}
+	return strings.Join(q, " ")
+}
+
+func outcome(v JobView) string {
+	switch {
+	case v.ExitStatus != nil:
+		return fmt.Sprintf("exit %d", *v.ExitStatus)
+	case v.Signal != "":
+		return "signal " + v.Signal
+	case v.Reason != "":
+		return v.Reason
+	}
+	return ""
+}
+
+func idle(s float64) string {
+	if s < 0 {
+		return "no user"
+	}
+	return dur(s)
+}
+
+// outputFile is where a job's captured stream lives: spool/output/<jid>/<stream>.
+func outputFile(sp *spool.Spool, jid, stream string) string {
+	return filepath.Join(sp.Path(spool.DirOutput), jid, stream)
+}
