@@ -3,7 +3,9 @@ package models
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -67,6 +69,11 @@ func LoadDir(dir string, hw *Hardware) (*Library, error) {
 		}
 		of, _ := m.(OrderFree)
 		sum := sha256.Sum256(append(append([]byte(hw.Fingerprint()), 0), data...))
+		if f, ok := m.(Fingerprinter); ok {
+			// The kind knows more than the file says (an external
+			// model's program): mix that in too.
+			sum = sha256.Sum256(append(sum[:], f.Fingerprint()...))
+		}
 		lib.models[spec.Name] = &loaded{
 			Model:       m,
 			spec:        spec,
@@ -104,6 +111,18 @@ func (lib *Library) Names() []string {
 	}
 	slices.Sort(names)
 	return names
+}
+
+// Close stops what the models hold open (an external model's processes).
+// The library's models fail after Close.
+func (lib *Library) Close() error {
+	var errs []error
+	for _, n := range lib.Names() {
+		if c, ok := lib.models[n].Model.(io.Closer); ok {
+			errs = append(errs, c.Close())
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // Hardware returns the hardware database the models were built with.
