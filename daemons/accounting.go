@@ -203,25 +203,43 @@ func (a *accounting) number(r Record) (user, exe int) {
 	return user, exe
 }
 
-// record appends j's record to whichever log does not hold it yet; each
-// append is fsynced before the job file may be removed.
-func (a *accounting) record(j *spool.Job) error {
-	r := NewRecord(j)
-	if !a.inSWF[r.JID] {
-		if err := appendSync(a.swf, []byte(swfLine(j, r, a)+"\n")); err != nil {
-			return err
+// record appends the records of jobs to whichever log does not hold them
+// yet, in one write and one fsync per log, before any of the job files may
+// be removed. A batch shares its fsyncs: the reaper reaps what one scan
+// found together.
+func (a *accounting) record(jobs ...*spool.Job) error {
+	var swf, jsonl []byte
+	var inSWF, inJSONL []string
+	for _, j := range jobs {
+		r := NewRecord(j)
+		if !a.inSWF[r.JID] {
+			swf = append(swf, swfLine(j, r, a)+"\n"...)
+			inSWF = append(inSWF, r.JID)
 		}
-		a.inSWF[r.JID] = true
+		if !a.inJSONL[r.JID] {
+			b, err := json.Marshal(r)
+			if err != nil {
+				return fmt.Errorf("daemons: accounting: %w", err)
+			}
+			jsonl = append(append(jsonl, b...), '\n')
+			inJSONL = append(inJSONL, r.JID)
+		}
 	}
-	if !a.inJSONL[r.JID] {
-		b, err := json.Marshal(r)
-		if err != nil {
-			return fmt.Errorf("daemons: accounting: %w", err)
-		}
-		if err := appendSync(a.jsonl, append(b, '\n')); err != nil {
+	if len(swf) > 0 {
+		if err := appendSync(a.swf, swf); err != nil {
 			return err
 		}
-		a.inJSONL[r.JID] = true
+		for _, jid := range inSWF {
+			a.inSWF[jid] = true
+		}
+	}
+	if len(jsonl) > 0 {
+		if err := appendSync(a.jsonl, jsonl); err != nil {
+			return err
+		}
+		for _, jid := range inJSONL {
+			a.inJSONL[jid] = true
+		}
 	}
 	return nil
 }

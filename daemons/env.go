@@ -2,8 +2,12 @@ package daemons
 
 import (
 	"context"
+	"errors"
 	"log/slog"
+	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"msched/spool"
 )
@@ -48,4 +52,35 @@ func (e Env) serve(ctx context.Context, log *slog.Logger, states []spool.State, 
 			log.Error("scan failed", "err", err)
 		}
 	}
+}
+
+// moveWorkers bounds how many job files a daemon moves at once. Moves are
+// fsync-bound, and a journalling file system commits concurrent fsyncs
+// together (spool's BenchmarkMoveParallel: 0.44 ms a move with 6 workers
+// against 0.98 ms one at a time), so a daemon that moves a batch of jobs
+// does them concurrently.
+const moveWorkers = 8
+
+// each calls fn for every item, moveWorkers at a time, and joins the
+// errors: one job's failure must not stop the others.
+func each[T any](items []T, fn func(T) error) error {
+	if len(items) == 1 {
+		return fn(items[0])
+	}
+	var mu sync.Mutex
+	var errs []error
+	var g errgroup.Group
+	g.SetLimit(moveWorkers)
+	for _, it := range items {
+		g.Go(func() error {
+			if err := fn(it); err != nil {
+				mu.Lock()
+				errs = append(errs, err)
+				mu.Unlock()
+			}
+			return nil
+		})
+	}
+	g.Wait()
+	return errors.Join(errs...)
 }

@@ -42,10 +42,13 @@ func (d *Init) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		var errs []error
+		// Claims are taken one at a time, in arrival order, so that JIDs
+		// follow arrival (the scheduler's queue order); judging, which
+		// moves the file with its fsyncs, runs concurrently.
+		var claims []*spool.Claim
 		for _, e := range es {
 			if ctx.Err() != nil {
-				return nil
+				break
 			}
 			c, err := sp.Claim(e.Name)
 			if errors.Is(err, spool.ErrNotFound) {
@@ -59,11 +62,9 @@ func (d *Init) Run(ctx context.Context) error {
 				}
 				continue
 			}
-			if err := judge(sp, c, log); err != nil {
-				errs = append(errs, err)
-			}
+			claims = append(claims, c)
 		}
-		return errors.Join(errs...)
+		return each(claims, func(c *spool.Claim) error { return judge(sp, c, log) })
 	})
 	return nil
 }

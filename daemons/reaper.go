@@ -93,16 +93,13 @@ type reaping struct {
 }
 
 func (rp *reaping) scan(ctx context.Context) error {
-	var errs []error
+	var jobs []*spool.Job
 	for _, st := range spool.Removable {
 		es, err := rp.sp.List(st)
 		if err != nil {
 			return err
 		}
 		for _, e := range es {
-			if ctx.Err() != nil {
-				return nil
-			}
 			j, err := rp.sp.Read(st, e.Name)
 			if errors.Is(err, spool.ErrNotFound) {
 				continue
@@ -116,11 +113,10 @@ func (rp *reaping) scan(ctx context.Context) error {
 				}
 				continue
 			}
-			if err := rp.reap(j); err != nil {
-				errs = append(errs, err)
-			}
+			jobs = append(jobs, j)
 		}
 	}
+	errs := []error{rp.reap(ctx, jobs)}
 	if err := rp.controls(); err != nil {
 		errs = append(errs, err)
 	}
@@ -135,29 +131,51 @@ func (rp *reaping) scan(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// reap reports one job and removes it; see Reaper for why each step may be
-// repeated.
-func (rp *reaping) reap(j *spool.Job) error {
-	rep := notify.Render(j, rp.sp.Path(spool.DirOutput))
-	text := fmt.Sprintf("To: %s\nSubject: %s\n\n%s", rep.To, rep.Subject, rep.Body)
-	if err := spool.WriteAtomic(rp.sp.Path(spool.DirReports), j.JID+".txt", []byte(text)); err != nil {
-		return fmt.Errorf("daemons: reaper: report %s: %w", j.JID, err)
+// reap reports a batch of jobs and removes them; see Reaper for why each
+// step may be repeated. The steps keep their order for every job (report
+// file, accounting, notification, removal), but each is done for the whole
+// batch at once: reports and removals concurrently, accounting in one
+// append, so that a burst of finished jobs shares its fsyncs.
+func (rp *reaping) reap(ctx context.Context, jobs []*spool.Job) error {
+	if len(jobs) == 0 || ctx.Err() != nil {
+		return nil
 	}
-	if err := rp.acct.record(j); err != nil {
-		return fmt.Errorf("daemons: reaper: %s: %w", j.JID, err)
+	reps := make(map[*spool.Job]notify.Report, len(jobs))
+	var mu sync.Mutex
+	var done []*spool.Job
+	errReports := each(jobs, func(j *spool.Job) error {
+		rep := notify.Render(j, rp.sp.Path(spool.DirOutput))
+		text := fmt.Sprintf("To: %s\nSubject: %s\n\n%s", rep.To, rep.Subject, rep.Body)
+		if err := spool.WriteAtomic(rp.sp.Path(spool.DirReports), j.JID+".txt", []byte(text)); err != nil {
+			return fmt.Errorf("daemons: reaper: report %s: %w", j.JID, err)
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		reps[j] = rep
+		done = append(done, j)
+		return nil
+	})
+	if err := rp.acct.record(done...); err != nil {
+		return errors.Join(errReports, fmt.Errorf("daemons: reaper: %w", err))
 	}
-	if rp.queue != nil {
+	for _, j := range done {
+		if rp.queue == nil {
+			break
+		}
 		select {
-		case rp.queue <- rep:
+		case rp.queue <- reps[j]:
 		default:
 			rp.log.Error("notification queue full; notification dropped, the report is in reports/", "jid", j.JID)
 		}
 	}
-	if err := rp.sp.Remove(j); err != nil && !errors.Is(err, spool.ErrNotFound) {
-		return fmt.Errorf("daemons: reaper: %w", err)
-	}
-	rp.log.Info("reaped", "jid", j.JID, "state", j.State(), "subject", rep.Subject)
-	return nil
+	errRemove := each(done, func(j *spool.Job) error {
+		if err := rp.sp.Remove(j); err != nil && !errors.Is(err, spool.ErrNotFound) {
+			return fmt.Errorf("daemons: reaper: %w", err)
+		}
+		rp.log.Info("reaped", "jid", j.JID, "state", j.State(), "subject", reps[j].Subject)
+		return nil
+	})
+	return errors.Join(errReports, errRemove)
 }
 
 // controls removes cancel requests that no daemon will act on: their job is

@@ -8,6 +8,7 @@ import (
 	"math"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"msched/hoststat"
@@ -140,38 +141,56 @@ func (d *Sched) recover() error {
 // cycle is one decision. It reports whether jobs are still waiting.
 func (d *Sched) cycle(ctx context.Context) (bool, error) {
 	now := time.Now()
+	var phases []any // debug log: how long each phase of the cycle took
+	lap := func(name string) {
+		t := time.Now()
+		phases = append(phases, name, t.Sub(now).Round(time.Microsecond))
+		now = t
+	}
+	start := now
 	if err := d.cancels(); err != nil {
 		return false, err
 	}
 	if err := d.reapFinished(); err != nil {
 		return false, err
 	}
+	lap("finished")
 	window, waiting, err := d.fillWindow()
 	if err != nil {
 		return false, err
 	}
+	lap("window")
 	snap, busy, err := d.snapshot(now, window)
 	if err != nil {
 		return false, err
 	}
+	lap("snapshot")
 	plan, err := d.Policy.Plan(ctx, snap)
 	if err != nil {
 		return waiting > 0, fmt.Errorf("daemons: sched: policy %s: %w", d.PolicyName, err)
 	}
+	lap("plan")
+	defer func() {
+		lap("moves+publish")
+		d.log.Debug("cycle", append(phases, "total", time.Since(start).Round(time.Microsecond), "waiting", waiting, "started", len(plan.StartNow))...)
+	}()
 	byID := make(map[string]*spool.Job, len(window))
 	for _, j := range window {
 		byID[j.JID] = j
 	}
+	type move struct {
+		j    *spool.Job
+		to   spool.State
+		note string
+		pl   policy.Placement
+	}
+	var moves []move
 	for _, r := range plan.Reject {
 		if j := byID[r.Job]; j != nil {
 			j.Reason = r.Reason
-			if err := d.sp.Move(j, spool.Scheduling, spool.Rejected, "cannot be placed: "+r.Reason); err != nil {
-				return true, err
-			}
-			waiting--
+			moves = append(moves, move{j: j, to: spool.Rejected, note: "cannot be placed: " + r.Reason})
 		}
 	}
-	started := make([]policy.Placement, 0, len(plan.StartNow))
 	for _, pl := range plan.StartNow {
 		j := byID[pl.Job]
 		if j == nil {
@@ -188,11 +207,24 @@ func (d *Sched) cycle(ctx context.Context) (bool, error) {
 		}
 		j.Schedule = &spool.Schedule{Hosts: pl.Hosts, PredictedSeconds: pl.Predicted.Seconds(), DecidedAt: now, Policy: d.PolicyName}
 		note := fmt.Sprintf("placed by %s on %s, predicted %s", d.PolicyName, strings.Join(pl.Hosts, ","), roundDur(pl.Predicted))
-		if err := d.sp.Move(j, spool.Scheduling, spool.Runnable, note); err != nil {
-			return true, err
+		moves = append(moves, move{j: j, to: spool.Runnable, note: note, pl: pl})
+	}
+	var mu sync.Mutex
+	started := make([]policy.Placement, 0, len(plan.StartNow))
+	err = each(moves, func(m move) error {
+		if err := d.sp.Move(m.j, spool.Scheduling, m.to, m.note); err != nil {
+			return err
 		}
-		started = append(started, pl)
+		mu.Lock()
+		defer mu.Unlock()
 		waiting--
+		if m.to == spool.Runnable {
+			started = append(started, m.pl)
+		}
+		return nil
+	})
+	if err != nil {
+		return true, err
 	}
 	return waiting > 0, d.publish(now, snap, started, plan.Later)
 }
@@ -235,11 +267,11 @@ func (d *Sched) reapFinished() error {
 	if err != nil {
 		return err
 	}
-	for _, e := range es {
+	return each(es, func(e spool.Entry) error {
 		j, err := d.sp.Read(spool.Finished, e.Name)
 		if err != nil {
 			d.log.Error("unreadable job file in finished/; left for an operator", "file", e.Name, "err", err)
-			continue
+			return nil
 		}
 		note := "completion seen"
 		pred, okP := notify.Predicted(j)
@@ -250,11 +282,8 @@ func (d *Sched) reapFinished() error {
 				note += fmt.Sprintf(", error %+.0f%%", 100*(pred.Seconds()-actual.Seconds())/actual.Seconds())
 			}
 		}
-		if err := d.sp.Move(j, spool.Finished, spool.Exited, note); err != nil {
-			return err
-		}
-	}
-	return nil
+		return d.sp.Move(j, spool.Finished, spool.Exited, note)
+	})
 }
 
 // fillWindow makes scheduling/ hold the oldest Window waiting jobs (a job
@@ -281,20 +310,16 @@ func (d *Sched) fillWindow() ([]*spool.Job, int, error) {
 		all = append(all, entry{spool.Scheduling, e})
 	}
 	sort.SliceStable(all, func(a, b int) bool { return all[a].e.Name < all[b].e.Name })
+	type pending struct {
+		j        *spool.Job
+		from, to spool.State
+		note     string
+	}
+	var moves []pending
 	var window []*spool.Job
 	waiting := len(all)
 	for i, en := range all {
-		if i >= d.Window {
-			if en.st == spool.Scheduling {
-				j, err := d.sp.Read(spool.Scheduling, en.e.Name)
-				if err != nil {
-					d.unreadable(spool.Scheduling, en.e.Name, err)
-					continue
-				}
-				if err := d.sp.Move(j, spool.Scheduling, spool.Queued, "evicted from the window by an older job"); err != nil {
-					return nil, 0, err
-				}
-			}
+		if i >= d.Window && en.st == spool.Queued {
 			continue
 		}
 		j, err := d.sp.Read(en.st, en.e.Name)
@@ -303,14 +328,18 @@ func (d *Sched) fillWindow() ([]*spool.Job, int, error) {
 			waiting--
 			continue
 		}
-		if en.st == spool.Queued {
-			if err := d.sp.Move(j, spool.Queued, spool.Scheduling, "in the "+d.PolicyName+" window"); err != nil {
-				return nil, 0, err
-			}
+		switch {
+		case i >= d.Window: // in scheduling/, but no longer among the oldest
+			moves = append(moves, pending{j, spool.Scheduling, spool.Queued, "evicted from the window by an older job"})
+		case en.st == spool.Queued:
+			moves = append(moves, pending{j, spool.Queued, spool.Scheduling, "in the " + d.PolicyName + " window"})
+			window = append(window, j)
+		default:
+			window = append(window, j)
 		}
-		window = append(window, j)
 	}
-	return window, waiting, nil
+	err = each(moves, func(m pending) error { return d.sp.Move(m.j, m.from, m.to, m.note) })
+	return window, waiting, err
 }
 
 // unreadable reports a job file in sched's directories that does not parse.
