@@ -5,6 +5,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -27,13 +28,18 @@ models through a cached evaluator.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 		PersistentPreRunE: func(cmd *cobra.Command, args []string) error {
-			return loadConfig(v, cmd)
+			if err := loadConfig(v, cmd); err != nil {
+				return err
+			}
+			return startProfile(cmd)
 		},
+		PersistentPostRun: func(cmd *cobra.Command, args []string) { pprof.StopCPUProfile() },
 	}
 	root.PersistentFlags().String("config", "", "config file (default: msched.yaml in the spool directory, if present)")
 	// Not ./spool: in msched's own tree that is the spool package's source.
 	root.PersistentFlags().String("spool", "./var/spool", "spool directory")
 	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error")
+	root.PersistentFlags().String("cpuprofile", "", "write a CPU profile of the command to this file (for `go tool pprof`)")
 	_ = v.BindPFlag("spool", root.PersistentFlags().Lookup("spool"))
 	_ = v.BindPFlag("log_level", root.PersistentFlags().Lookup("log-level"))
 	setDefaults(v)
@@ -43,6 +49,8 @@ models through a cached evaluator.`,
 	root.AddCommand(newSimulateCmd())
 	root.AddCommand(newWorkloadCmd())
 	root.AddCommand(newWebCmd(v), newCGICmd(v))
+	root.AddCommand(newModelCmd(v))
+	addModelAccuracy(root, v) // after every AddCommand: it hooks under "model"
 	return root
 }
 
@@ -70,6 +78,20 @@ func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
 	}
 	slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})))
 	return nil
+}
+
+// startProfile starts CPU profiling when --cpuprofile is given; the root's
+// PersistentPostRun stops it.
+func startProfile(cmd *cobra.Command) error {
+	path, _ := cmd.Flags().GetString("cpuprofile")
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return pprof.StartCPUProfile(f)
 }
 
 func fileExists(p string) bool {
