@@ -30,7 +30,7 @@ var configKeys = []configKey{
 	{"ga.population", 60, "individuals in the live GA population (the paper's 60)"},
 	{"ga.window", 20, "queued jobs in the GA's pool (scheduling/); the rest wait in queued/ in arrival order"},
 	{"ga.max_jumps", 7, "times a job may be overtaken by later jobs before it must be placed next (FPFS's MaxJumps)"},
-	{"ga.time_budget", "100ms", "wall time the GA evolves per decision"},
+	{"ga.time_budget", "10ms", "wall time the GA evolves per decision (~30 generations; the population carries over, and sched replans every second while jobs wait)"},
 	{"ga.seed", 0, "seed of the GA's random choices; 0: a new seed at every start (logged, so a run can be replayed)"},
 	{"run.max_attempts", 3, "starts tried for a job that cannot start before it is rejected"},
 	{"run.kill_grace", "10s", "time between SIGTERM and SIGKILL when a job is cancelled or exceeds its walltime"},
