@@ -50,6 +50,9 @@ var configKeys = []configKey{
 	{"smtp.retry_max", "1h", "longest wait between two attempts"},
 	{"smtp.max_attempts", 30, "attempts before a report is given up (logged, and recorded in <spool>/db/mail-failures.jsonl)"},
 	{"smtp.max_age", "24h", "a report not delivered this long after its job left is given up"},
+	{"profiler.confidence", 0.95, "confidence level of the historical profiler's Student-t intervals; a job without a performance model is predicted as the top of its interval"},
+	{"learning.correct", false, "multiply each model's predictions by the median actual/predicted ratio of its last learning.window completed jobs on the same architecture"},
+	{"learning.window", 50, "completed jobs per model and architecture behind the correction (none before 5)"},
 	{"log_level", "info", "log level: debug, info, warn, error"},
 }
 
@@ -114,6 +117,7 @@ type config struct {
 	StatsEvery   time.Duration
 	Rescan       time.Duration
 	Web          string
+	Learn        learnConfig       // profiler.*, learning.*
 	Mail         notify.MailConfig // smtp.*; Host "": mail is off
 }
 
@@ -167,6 +171,9 @@ func readConfig(v *viper.Viper) (config, error) {
 		c.ModelsDir = filepath.Join(c.Spool, "models")
 	}
 	var err error
+	if c.Learn, err = readLearning(v); err != nil {
+		return c, err
+	}
 	c.Mail, err = readMail(v)
 	return c, err
 }

@@ -50,7 +50,6 @@ models through a cached evaluator.`,
 	root.AddCommand(newWorkloadCmd())
 	root.AddCommand(newWebCmd(v), newCGICmd(v))
 	root.AddCommand(newModelCmd(v))
-	addModelAccuracy(root, v) // after every AddCommand: it hooks under "model"
 	return root
 }
 

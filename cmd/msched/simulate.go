@@ -14,6 +14,7 @@ import (
 	"msched/hoststat"
 	"msched/models"
 	"msched/policy"
+	"msched/profiler"
 	"msched/sim"
 	"msched/workload"
 )
@@ -37,7 +38,10 @@ one instant: submissions, then terminations, then starts; the policy decides
 after each submission and each termination.
 
 --estimate request tells policies the user's requested time (SWF field 9),
-exact the actual run time. --pyss follows pyss's job and counting
+exact the actual run time, profiler the historical profiler's upper 95 %
+confidence limit for the job's executable (SWF field 14) and user (field 12),
+asked at submission; the profiler starts empty and learns each job's run
+time as it ends. --pyss follows pyss's job and counting
 conventions (see sim.FromSWF and sim.Compute), so the figures compare with
 pyss's output. Seeds are logged; --generations is the GA's per-decision
 budget.`,
@@ -84,7 +88,16 @@ budget.`,
 			var ms []sim.Metrics
 			for _, name := range policies {
 				bar := newProgress(os.Stderr, name)
-				s, err := sim.New(sim.Config{Machine: machine, Record: svg != "", Progress: bar.update}, tr.Jobs)
+				scfg := sim.Config{Machine: machine, Record: svg != "", Progress: bar.update}
+				if est == sim.Profiler {
+					// Each policy's run learns from the trace afresh.
+					prof, err := profiler.New(profiler.Options{})
+					if err != nil {
+						return err
+					}
+					scfg.Estimator = sim.ProfilerEstimator(prof)
+				}
+				s, err := sim.New(scfg, tr.Jobs)
 				if err != nil {
 					return err
 				}
@@ -123,7 +136,7 @@ budget.`,
 	f.StringSliceVar(&policies, "policy", []string{"easy"}, "policies, comma-separated (known: "+strings.Join(policy.Names(), ", ")+")")
 	f.IntVar(&procs, "procs", 0, "identical processors (default: the trace's MaxProcs)")
 	f.StringVar(&hostsFile, "hosts", "", "hosts file of heterogeneous hosts (instead of --procs)")
-	f.StringVar(&estimate, "estimate", "request", "what policies are told of run times: exact or request")
+	f.StringVar(&estimate, "estimate", "request", "what policies are told of run times: exact, request or profiler")
 	f.BoolVar(&pyss, "pyss", false, "pyss's job and counting conventions")
 	f.BoolVar(&asJSON, "json", false, "one JSON object per policy and line")
 	f.StringVar(&svg, "svg", "", "write utilisation over time and the schedule (Gantt) to this SVG file")

@@ -151,8 +151,12 @@ func (s *system) sched(ctx context.Context) (*daemons.Sched, error) {
 		seed = time.Now().UnixNano()
 	}
 	log := s.log.With("daemon", "sched")
+	pred, err := s.predictor(ctx, policy.NewModelPredictor(ev, hw, log), log)
+	if err != nil {
+		return nil, err
+	}
 	pol, err := policy.New(s.cfg.Policy, policy.Options{
-		Predictor:  policy.NewModelPredictor(ev, hw, log),
+		Predictor:  pred,
 		Seed:       seed,
 		Log:        log,
 		Population: s.cfg.Population,
