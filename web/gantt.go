@@ -182,8 +182,10 @@ func clock(t time.Time) string { return t.UTC().Format("15:04:05") }
 func dur(secs float64) string {
 	d := time.Duration(secs * float64(time.Second))
 	switch {
+	case d >= 48*time.Hour:
+		return fmt.Sprintf("%dd%dh", d/(24*time.Hour), d%(24*time.Hour)/time.Hour)
 	case d >= time.Hour:
-		return d.Round(time.Minute).String()
+		return fmt.Sprintf("%dh%02dm", d/time.Hour, d%time.Hour/time.Minute)
 	case d >= time.Minute:
 		return d.Round(time.Second).String()
 	case d >= time.Second:

@@ -36,7 +36,8 @@ var configKeys = []configKey{
 	{"run.kill_grace", "10s", "time between SIGTERM and SIGKILL when a job is cancelled or exceeds its walltime"},
 	{"stats.interval", "5m", "how often the stats daemon samples uptime, load and user idle time of every host"},
 	{"rescan", "30s", "how often every daemon rescans its directories besides file-system events"},
-	{"web", "127.0.0.1:8080", "address of the web page (a later issue; accepted and printed for now)"},
+	{"web.addr", "127.0.0.1:8080", "address of the status page (`msched web`, `msched up --web`)"},
+	{"web.token", "", "access token: whoever logs in with it may cancel and resubmit jobs on the status page; \"\": the page is read-only"},
 	{"smtp.host", "", "SMTP server that mails each report to the job's notify address; \"\": reports are only written to <spool>/reports"},
 	{"smtp.port", 0, "0: 465 with smtp.tls, 587 with smtp.starttls always, else 25"},
 	{"smtp.from", "", "sender of the report mails; \"\": msched@<this host's name>"},
@@ -134,7 +135,7 @@ func readConfig(v *viper.Viper) (config, error) {
 		MaxJumps:     v.GetInt("ga.max_jumps"),
 		Seed:         v.GetInt64("ga.seed"),
 		MaxAttempts:  v.GetInt("run.max_attempts"),
-		Web:          v.GetString("web"),
+		Web:          v.GetString("web.addr"),
 	}
 	for _, d := range []struct {
 		key string

@@ -54,7 +54,7 @@ Later runs leave all of these as they are.`,
 	cmd.Flags().String("hosts", "", "hosts file (default: <spool>/db/hosts.yaml, created with this machine's CPUs)")
 	cmd.Flags().String("web", "127.0.0.1:8080", "address of the web page (not yet built: a later issue)")
 	_ = v.BindPFlag("hosts", cmd.Flags().Lookup("hosts"))
-	_ = v.BindPFlag("web", cmd.Flags().Lookup("web"))
+	_ = v.BindPFlag("web.addr", cmd.Flags().Lookup("web"))
 	return cmd
 }
 

@@ -71,9 +71,11 @@ MSCHED_SPOOL in the server's environment to say where the spool is.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			h, err := webHandler(v, os.Getenv("SCRIPT_NAME"))
 			if err != nil {
-				// Answer the browser, not only the server's error log.
+				// Answer the browser, and the server's error log (stderr);
+				// the request itself was answered, so the program succeeded.
 				fmt.Printf("Status: 500 Internal Server Error\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nmsched: %v\n", err)
-				return err
+				slog.Error("cgi", "err", err)
+				return nil
 			}
 			return cgi.Serve(h)
 		},
