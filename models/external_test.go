@@ -555,3 +555,26 @@ func TestExternal_FingerprintFollowsTheProgram(t *testing.T) {
 		t.Error("editing the program kept the model's fingerprint: the persistent cache would serve stale predictions")
 	}
 }
+
+// TestExternal_ContextEndsARequest: the caller's context bounds a request
+// below the model's timeout; the process, in an unknown state, is killed.
+func TestExternal_ContextEndsARequest(t *testing.T) {
+	lib := sleepyLib(t, map[string]string{"sleepy.yaml": "name: sleepy\nkind: external\ndata: {command: [sleepy.sh], timeout: 20s}\n"})
+	m, _ := lib.Get("sleepy")
+	if _, err := m.Predict(ctxFor(t, 10*time.Second), models.Scenario{Params: map[string]float64{"tag": 1}, Hosts: hosts("generic", 0.0)}); err != nil {
+		t.Fatal(err)
+	}
+	pid := models.ExternalPids(m)[0]
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := m.Predict(ctx, models.Scenario{Params: map[string]float64{"tag": 2, "s": 60}, Hosts: hosts("generic", 0.0)})
+	if err == nil || !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
+		t.Fatalf("%v after %v, want the context's deadline soon after 150ms", err, time.Since(start))
+	}
+	waitGroupGone(t, pid, 2*time.Second)
+	// No cooldown for the caller's own deadline: the next request runs.
+	if v, err := m.Predict(ctxFor(t, 10*time.Second), models.Scenario{Params: map[string]float64{"tag": 3}, Hosts: hosts("generic", 0.0)}); err != nil || v != 3 {
+		t.Errorf("after an abandoned request: %v, %v", v, err)
+	}
+}
