@@ -50,6 +50,7 @@ type Record struct {
 	Name             string    `json:"name,omitempty"`
 	User             string    `json:"user,omitempty"`
 	Executable       string    `json:"executable,omitempty"` // command[0]
+	Model            string    `json:"model,omitempty"`      // performance model; "": none (profiler or walltime)
 	Hosts            []string  `json:"hosts,omitempty"`
 	SubmittedAt      time.Time `json:"submitted_at,omitzero"`
 	StartedAt        time.Time `json:"started_at,omitzero"`
@@ -72,6 +73,9 @@ func NewRecord(j *spool.Job) Record {
 		State: string(j.State()), Reason: j.Reason, Cancelled: j.CancelRequested || j.Reason == "cancelled"}
 	if len(j.Command) > 0 {
 		r.Executable = j.Command[0]
+	}
+	if j.Model != nil {
+		r.Model = j.Model.Name
 	}
 	if j.Schedule != nil {
 		r.Hosts = j.Schedule.Hosts

@@ -41,6 +41,7 @@ func exitedJob(t *testing.T, sp *spool.Spool) string {
 	zero := 0
 	j := &spool.Job{Name: "particles", Command: []string{"./AppParticles", "-n", "20000"}, Notify: "alice@example.org",
 		SubmittedAt: sub, Walltime: spool.Duration(time.Minute), Hosts: &spool.Hosts{Count: 2},
+		Model:    &spool.Model{Name: "particles", Params: map[string]float64{"N": 20000}},
 		Schedule: &spool.Schedule{Hosts: []string{"h0", "h1"}, PredictedSeconds: 10},
 		Run:      &spool.RunInfo{StartedAt: sub.Add(5 * time.Second), EndedAt: sub.Add(13 * time.Second), ExitStatus: &zero, Attempts: 1}}
 	jid := putJob(t, sp, spool.Exited, j)
@@ -119,7 +120,8 @@ func TestReaper_ReportsAccountsAndRemoves(t *testing.T) {
 	}
 	r := recs[0]
 	if r.JID != ok || r.State != "exited" || *r.PredictedSeconds != 10 || *r.ActualSeconds != 8 || *r.WaitSeconds != 5 ||
-		*r.ExitStatus != 0 || r.SWFStatus != swfCompleted || len(r.Hosts) != 2 || r.User != "alice" {
+		*r.ExitStatus != 0 || r.SWFStatus != swfCompleted || len(r.Hosts) != 2 || r.User != "alice" ||
+		r.Model != "particles" || r.Executable != "./AppParticles" {
 		t.Errorf("record %+v", r)
 	}
 	sub := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC).Unix()

@@ -400,7 +400,12 @@ func queuedJob(j *spool.Job, hosts int) policy.QueuedJob {
 		max = hosts
 	}
 	q := policy.QueuedJob{ID: j.JID, Name: j.Name, Submit: j.SubmittedAt, Min: min, Max: max,
-		Estimate: time.Duration(j.Walltime)}
+		Estimate: time.Duration(j.Walltime), User: j.User}
+	if len(j.Command) > 0 {
+		// The profiler's category, spelt as the accounting log spells it
+		// (daemons.Record.Executable), so history and queries meet.
+		q.Executable = j.Command[0]
+	}
 	if j.Hosts != nil {
 		q.Arch, q.Cluster = j.Hosts.Arch, j.Hosts.Cluster
 	}
