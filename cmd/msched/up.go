@@ -48,11 +48,13 @@ Later runs leave all of these as they are.`,
 			}
 			defer sys.close()
 			fmt.Fprintf(cmd.OutOrStdout(), "msched: running init, sched, run, reaper and stats on %d hosts; Ctrl-C stops them\n", len(sys.hosts))
+			stopWeb := startWeb(cmd.Context(), cmd.OutOrStdout(), sys, v)
+			defer stopWeb()
 			return sys.run(cmd.Context(), daemonNames)
 		},
 	}
 	cmd.Flags().String("hosts", "", "hosts file (default: <spool>/db/hosts.yaml, created with this machine's CPUs)")
-	cmd.Flags().String("web", "127.0.0.1:8080", "address of the web page (not yet built: a later issue)")
+	cmd.Flags().String("web", "127.0.0.1:8080", `address of the status page ("off": none)`)
 	_ = v.BindPFlag("hosts", cmd.Flags().Lookup("hosts"))
 	_ = v.BindPFlag("web.addr", cmd.Flags().Lookup("web"))
 	return cmd
@@ -111,7 +113,9 @@ func prepare(w io.Writer, cfg config) error {
 	}
 	say("models", models, note)
 	say("reports", sp.Path(spool.DirReports), "")
-	say("web", "not yet built (a later issue); "+cfg.Web+" noted", "")
+	if cfg.Web != "off" && cfg.Web != "" {
+		say("web", "http://"+cfg.Web+"/", "")
+	}
 	fmt.Fprintln(w, "  submit:  msched submit examples/jobs/sleep.yaml")
 	return nil
 }

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -56,6 +58,30 @@ may cancel and resubmit jobs.`,
 	}
 	cmd.Flags().String("addr", "127.0.0.1:8080", "address to listen on (config key web.addr)")
 	return cmd
+}
+
+// startWeb serves the status page beside the daemons of `msched up`, on
+// web.addr ("off" or "": none), until ctx is done or the returned function
+// is called, which stops the server and waits for it. A server that cannot listen (the port is
+// taken) is logged, not fatal: the daemons matter more than their page.
+func startWeb(ctx context.Context, out io.Writer, sys *system, v *viper.Viper) (wait func()) {
+	addr := v.GetString("web.addr")
+	if addr == "" || addr == "off" {
+		return func() {}
+	}
+	h := web.New(web.Config{Spool: sys.sp, HostsFile: sys.cfg.HostsFile, Token: v.GetString("web.token"), Log: sys.log})
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		err := web.ListenAndServe(ctx, addr, h, sys.log, func(a net.Addr) {
+			fmt.Fprintf(out, "msched: status page on http://%s/\n", a)
+		})
+		if err != nil {
+			sys.log.Error("status page not served; the daemons go on", "addr", addr, "err", err)
+		}
+	}()
+	return func() { cancel(); <-done }
 }
 
 func newCGICmd(v *viper.Viper) *cobra.Command {
