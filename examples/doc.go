@@ -15,5 +15,5 @@ import "embed"
 
 // Models holds models/*.yaml.
 //
-//go:embed models/*.yaml
+//go:embed models/*.yaml models/*.sh
 var Models embed.FS

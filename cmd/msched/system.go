@@ -137,6 +137,9 @@ func (s *system) sched(ctx context.Context) (*daemons.Sched, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Closers run last-first: the evaluator stops asking before the
+	// library stops its external model processes.
+	s.closers = append(s.closers, lib.Close)
 	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	ev, err := evaluator.Open(octx, evaluator.Options{
@@ -211,17 +214,26 @@ func installModels(dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	files, err := fs.Glob(examples.Models, "models/*.yaml")
-	if err != nil {
-		return err
-	}
-	for _, f := range files {
-		b, err := fs.ReadFile(examples.Models, f)
+	// Model files, and the programs of external models beside them.
+	for _, pat := range []struct {
+		glob string
+		mode os.FileMode
+	}{{"models/*.yaml", 0o644}, {"models/*.sh", 0o755}} {
+		files, err := fs.Glob(examples.Models, pat.glob)
 		if err != nil {
 			return err
 		}
-		if err := spool.WriteAtomic(dir, filepath.Base(f), b); err != nil {
-			return err
+		for _, f := range files {
+			b, err := fs.ReadFile(examples.Models, f)
+			if err != nil {
+				return err
+			}
+			if err := spool.WriteAtomic(dir, filepath.Base(f), b); err != nil {
+				return err
+			}
+			if err := os.Chmod(filepath.Join(dir, filepath.Base(f)), pat.mode); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
