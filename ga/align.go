@@ -161,3 +161,16 @@ func (x *alignScratch) timeOn(t *Task, j, h int) float64 {
 	row[h] = t.Time(x.one)
 	return row[h]
 }
+
+// Align returns a copy of c whose mapping part gives every task, in c's
+// order and with c's host counts, the hosts that are free first in the
+// schedule built so far (see align). A scheduler dispatching c's schedule
+// aligns it first, so that no task waits for a host while another it may
+// use is free.
+func Align(p *Problem, c *Chromosome) *Chromosome {
+	d := c.Clone()
+	var x alignScratch
+	x.resize(len(p.Tasks), p.Hosts, p.Words())
+	align(p, d, &x)
+	return d
+}

@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"math/rand"
+	"sync/atomic"
 	"time"
 
 	"msched/ga"
@@ -33,8 +34,7 @@ type gaPolicy struct {
 	g     *ga.GA
 	rng   *rand.Rand
 	jumps map[string]int
-	gens  int
-	evals int
+	gens  atomic.Int64 // read by the stats publisher while Plan runs
 }
 
 func newGA(name string, cost ga.CostKind, o Options) *gaPolicy {
@@ -47,8 +47,9 @@ func newGA(name string, cost ga.CostKind, o Options) *gaPolicy {
 
 func (p *gaPolicy) Name() string { return p.name }
 
-// Generations is the number of GA generations run so far (for metrics).
-func (p *gaPolicy) Generations() int { return p.gens }
+// Generations is the number of GA generations run so far (for metrics);
+// safe to call while Plan runs.
+func (p *gaPolicy) Generations() int64 { return p.gens.Load() }
 
 // Plan implements Policy.
 func (p *gaPolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
@@ -66,6 +67,10 @@ func (p *gaPolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
 	}
 	best, _ := p.g.Best()
 	p.promoteStarved(prob, best)
+	// Dispatch the aligned schedule: the GA's order and host counts, each
+	// job on the hosts free first, so a job never waits for a busy host
+	// while another it may use is free (a promoted job above all).
+	best = ga.Align(prob, best)
 	plan := p.b.planFrom(&s, prob, best)
 	plan.Reject = rejects
 	p.countJumps(s.Queue, plan.StartNow)
@@ -106,7 +111,7 @@ func (p *gaPolicy) evolve(ctx context.Context, prob *ga.Problem) error {
 			break
 		}
 	}
-	p.gens += gens
+	p.gens.Add(int64(gens))
 	return nil
 }
 

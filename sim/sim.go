@@ -230,8 +230,8 @@ func (s *Sim) Run(ctx context.Context, pol policy.Policy) (*Result, error) {
 			s.res.HostsOf[k] = s.jhosts[k]
 		}
 	}
-	if g, ok := pol.(interface{ Generations() int }); ok {
-		s.res.Generations = g.Generations()
+	if g, ok := pol.(interface{ Generations() int64 }); ok {
+		s.res.Generations = int(g.Generations())
 	}
 	if s.cfg.Progress != nil {
 		s.cfg.Progress(s.done, s.total())

@@ -171,6 +171,13 @@ func (s *system) sched(ctx context.Context) (*daemons.Sched, error) {
 		return nil, err
 	}
 	log.Info("policy", "name", s.cfg.Policy, "seed", seed, "models", lib.Names(), "time_budget", s.cfg.TimeBudget)
+	// The evaluator's counters and the GA's generations, for the status
+	// page's /metrics (which may run in another process, or as CGI).
+	var gens func() (int64, bool)
+	if g, ok := pol.(interface{ Generations() int64 }); ok {
+		gens = func() (int64, bool) { return g.Generations(), true }
+	}
+	go daemons.PublishSchedStats(ctx, s.sp, 5*time.Second, ev, gens)
 	return &daemons.Sched{
 		Env: s.env(), Hosts: s.hosts, Policy: pol, PolicyName: s.cfg.Policy,
 		StatsDir: s.statsDir(), Window: s.cfg.Window,
