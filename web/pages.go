@@ -64,7 +64,7 @@ func (h *handler) scheduleSVG(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Cache-Control", "no-store")
 	g := layoutGantt(sched, h.cfg.Now())
 	g.Standalone = true
-	if err := pages["overview"].ExecuteTemplate(w, "gantt", ganttData{Base: h.cfg.Base, Gantt: g}); err != nil {
+	if err := pages()["overview"].ExecuteTemplate(w, "gantt", ganttData{Base: h.cfg.Base, Gantt: g}); err != nil {
 		h.log.Error("web: schedule.svg", "err", err)
 	}
 }

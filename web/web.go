@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"msched/spool"
@@ -52,8 +53,10 @@ const defaultOverviewLimit = 25
 //go:embed templates/*.html
 var templateFS embed.FS
 
-// pages are parsed once per process: base.html with each page's file.
-var pages = parsePages()
+// pages are parsed once per process, on first use (base.html with each
+// page's file): not at package init, because every msched process pays
+// for package init, the shepherd of every job among them.
+var pages = sync.OnceValue(parsePages)
 
 func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{
@@ -217,7 +220,7 @@ func (h *handler) render(w http.ResponseWriter, r *http.Request, name, title str
 }
 
 func (h *handler) renderCode(w http.ResponseWriter, r *http.Request, code int, name, title string, data any) {
-	t := pages[name]
+	t := pages()[name]
 	p := page{Base: h.cfg.Base, Nonce: newNonce(), Title: title, Nav: name, Now: h.cfg.Now(),
 		Refresh: h.cfg.Refresh.Milliseconds(), Token: h.cfg.Token != "", Data: data, Path: r.URL.Path}
 	p.RefreshAt = h.cfg.Base + r.URL.Path + "?fragment=1"
