@@ -79,43 +79,97 @@ func (s *Spool) Submit(name string, data []byte) (string, error) {
 // ErrNotFound if the file is gone. A JID is burned if the claim fails after
 // allocation; JIDs are unique, not dense.
 func (s *Spool) Claim(name string) (*Claim, error) {
-	if err := s.mayWrite("claim", Submitted); err != nil {
-		return nil, err
-	}
-	if name == "" || name != filepath.Base(name) || name[0] == '.' {
-		return nil, fmt.Errorf("spool: claim: bad name %q", name)
-	}
-	src := filepath.Join(s.Dir(Submitted), name)
-	fi, err := os.Lstat(src)
-	if os.IsNotExist(err) {
-		return nil, fmt.Errorf("spool: claim %s: %w", name, ErrNotFound)
-	} else if err != nil {
-		return nil, fmt.Errorf("spool: claim: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("spool: claim %s: not a regular file", name)
-	}
-	arrived := fi.ModTime()
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		arrived = time.Unix(st.Ctim.Unix())
-	}
-	jid, err := s.NextJID()
+	cs, errs, err := s.ClaimAll([]string{name})
 	if err != nil {
 		return nil, err
 	}
-	file := fmt.Sprintf("%s%s.%d.%s", claimPrefix, jid, arrived.UnixNano(), name)
-	if err := os.Rename(src, filepath.Join(s.tmp, file)); os.IsNotExist(err) {
-		return nil, fmt.Errorf("spool: claim %s: %w", name, ErrNotFound)
-	} else if err != nil {
-		return nil, fmt.Errorf("spool: claim: %w", err)
+	if err := errs[name]; err != nil {
+		return nil, err
+	}
+	return cs[0], nil
+}
+
+// ClaimAll claims the named submissions in the given order (init passes
+// them in arrival order, so JIDs follow arrival), as Claim does one, with
+// one JID allocation and one fsync of tmp/ and of submitted/ for the whole
+// batch: a burst of submissions shares its fsyncs. Claims are returned in
+// order; a name that could not be claimed is left out and its error (ErrNotFound
+// wrapped if it is gone) is in errs. err is for the batch as a whole: no
+// JIDs, or the directories could not be synced (then no claim is returned;
+// the renamed files are claims that RecoverClaims finds at the next start).
+func (s *Spool) ClaimAll(names []string) (claims []*Claim, errs map[string]error, err error) {
+	if err := s.mayWrite("claim", Submitted); err != nil {
+		return nil, nil, err
+	}
+	errs = map[string]error{}
+	type found struct {
+		name, src string
+		arrived   time.Time
+	}
+	var ok []found
+	for _, name := range names {
+		if name == "" || name != filepath.Base(name) || name[0] == '.' {
+			errs[name] = fmt.Errorf("spool: claim: bad name %q", name)
+			continue
+		}
+		src := filepath.Join(s.Dir(Submitted), name)
+		fi, err := os.Lstat(src)
+		if os.IsNotExist(err) {
+			errs[name] = fmt.Errorf("spool: claim %s: %w", name, ErrNotFound)
+			continue
+		} else if err != nil {
+			errs[name] = fmt.Errorf("spool: claim: %w", err)
+			continue
+		}
+		if !fi.Mode().IsRegular() {
+			errs[name] = fmt.Errorf("spool: claim %s: not a regular file", name)
+			continue
+		}
+		arrived := fi.ModTime()
+		if st, isUnix := fi.Sys().(*syscall.Stat_t); isUnix {
+			arrived = time.Unix(st.Ctim.Unix())
+		}
+		ok = append(ok, found{name, src, arrived})
+	}
+	if len(ok) == 0 {
+		return nil, errs, nil
+	}
+	jids, err := s.NextJIDs(len(ok))
+	if err != nil {
+		return nil, errs, err
+	}
+	var files []string
+	for i, f := range ok {
+		file := fmt.Sprintf("%s%s.%d.%s", claimPrefix, jids[i], f.arrived.UnixNano(), f.name)
+		if err := os.Rename(f.src, filepath.Join(s.tmp, file)); os.IsNotExist(err) {
+			errs[f.name] = fmt.Errorf("spool: claim %s: %w", f.name, ErrNotFound)
+			continue
+		} else if err != nil {
+			errs[f.name] = fmt.Errorf("spool: claim: %w", err)
+			continue
+		}
+		files = append(files, file)
+	}
+	if len(files) == 0 {
+		return nil, errs, nil
 	}
 	if err := syncDir(s.tmp); err != nil {
-		return nil, err
+		return nil, errs, err
 	}
 	if err := syncDir(s.Dir(Submitted)); err != nil {
-		return nil, err
+		return nil, errs, err
 	}
-	return s.loadClaim(file)
+	for _, file := range files {
+		c, err := s.loadClaim(file)
+		if err != nil {
+			// The claim is in tmp/; RecoverClaims judges it at the next start.
+			_, _, name, _ := splitClaim(file)
+			errs[name] = err
+			continue
+		}
+		claims = append(claims, c)
+	}
+	return claims, errs, nil
 }
 
 // RecoverClaims is init's recovery at start. A claim whose JID is already in
