@@ -42,27 +42,28 @@ func (d *Init) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		// Claims are taken one at a time, in arrival order, so that JIDs
-		// follow arrival (the scheduler's queue order); judging, which
-		// moves the file with its fsyncs, runs concurrently.
-		var claims []*spool.Claim
+		// Claimed as one batch, in arrival order, so that JIDs follow
+		// arrival (the scheduler's queue order) and a burst of submissions
+		// shares one JID allocation and one pair of fsyncs; judging, which
+		// moves each file with its own fsyncs, runs concurrently.
+		names := make([]string, 0, len(es))
 		for _, e := range es {
-			if ctx.Err() != nil {
-				break
+			if !skipped[e.Name] {
+				names = append(names, e.Name)
 			}
-			c, err := sp.Claim(e.Name)
+		}
+		claims, errs, err := sp.ClaimAll(names)
+		if err != nil {
+			return err
+		}
+		for name, err := range errs {
 			if errors.Is(err, spool.ErrNotFound) {
 				continue // withdrawn by its submitter
-			} else if err != nil {
-				// A directory or a device node dropped into submitted/
-				// cannot be claimed; say so once, not on every scan.
-				if !skipped[e.Name] {
-					log.Warn("cannot claim submission", "file", e.Name, "err", err)
-					skipped[e.Name] = true
-				}
-				continue
 			}
-			claims = append(claims, c)
+			// A directory or a device node dropped into submitted/ cannot
+			// be claimed; say so once, and pass it over from then on.
+			log.Warn("cannot claim submission", "file", name, "err", err)
+			skipped[name] = true
 		}
 		return each(claims, func(c *spool.Claim) error { return judge(sp, c, log) })
 	})
