@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -155,6 +156,13 @@ func (rp *reaping) reap(ctx context.Context, jobs []*spool.Job) error {
 		done = append(done, j)
 		return nil
 	})
+	// Account in the scan's order (exited, then rejected, each by JID), not
+	// in the order the concurrent report writes finished.
+	pos := make(map[*spool.Job]int, len(jobs))
+	for i, j := range jobs {
+		pos[j] = i
+	}
+	slices.SortFunc(done, func(a, b *spool.Job) int { return pos[a] - pos[b] })
 	if err := rp.acct.record(done...); err != nil {
 		return errors.Join(errReports, fmt.Errorf("daemons: reaper: %w", err))
 	}
