@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -80,7 +82,17 @@ func (d *Sched) Run(ctx context.Context) error {
 		return err
 	}
 	log.Info("started", "policy", d.PolicyName, "hosts", len(d.Hosts), "window", d.Window)
-	wake := d.sp.Watch(ctx, []spool.State{spool.Queued, spool.Finished, spool.Running}, d.rescan())
+	// finished/ → exited/ frees no host (a job's hosts are free once it
+	// has left running/), so it runs on its own goroutine and decisions
+	// never wait for its moves.
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		d.serve(ctx, log, []spool.State{spool.Finished}, func(context.Context) error { return d.reapFinished() })
+	}()
+	defer wg.Wait()
+	wake := d.sp.Watch(ctx, []spool.State{spool.Queued, spool.Running}, d.rescan())
 	replan := time.NewTicker(d.Replan)
 	defer replan.Stop()
 	for {
@@ -151,11 +163,7 @@ func (d *Sched) cycle(ctx context.Context) (bool, error) {
 	if err := d.cancels(); err != nil {
 		return false, err
 	}
-	if err := d.reapFinished(); err != nil {
-		return false, err
-	}
-	lap("finished")
-	window, waiting, err := d.fillWindow()
+	window, evict, waiting, err := d.window()
 	if err != nil {
 		return false, err
 	}
@@ -179,21 +187,26 @@ func (d *Sched) cycle(ctx context.Context) (bool, error) {
 		byID[j.JID] = j
 	}
 	type move struct {
-		j    *spool.Job
-		to   spool.State
-		note string
-		pl   policy.Placement
+		j        *spool.Job
+		from, to spool.State
+		note     string
+		pl       policy.Placement
 	}
 	var moves []move
+	for _, j := range evict {
+		moves = append(moves, move{j: j, from: spool.Scheduling, to: spool.Queued, note: "evicted from the window by an older job"})
+	}
+	decided := map[string]bool{}
 	for _, r := range plan.Reject {
-		if j := byID[r.Job]; j != nil {
+		if j := byID[r.Job]; j != nil && !decided[j.JID] {
+			decided[j.JID] = true
 			j.Reason = r.Reason
-			moves = append(moves, move{j: j, to: spool.Rejected, note: "cannot be placed: " + r.Reason})
+			moves = append(moves, move{j: j, from: j.State(), to: spool.Rejected, note: "cannot be placed: " + r.Reason})
 		}
 	}
 	for _, pl := range plan.StartNow {
 		j := byID[pl.Job]
-		if j == nil {
+		if j == nil || decided[j.JID] {
 			continue
 		}
 		if h := firstBusy(pl.Hosts, busy); h != "" {
@@ -205,21 +218,33 @@ func (d *Sched) cycle(ctx context.Context) (bool, error) {
 		for _, h := range pl.Hosts {
 			busy[h] = true
 		}
+		decided[j.JID] = true
 		j.Schedule = &spool.Schedule{Hosts: pl.Hosts, PredictedSeconds: pl.Predicted.Seconds(), DecidedAt: now, Policy: d.PolicyName}
 		note := fmt.Sprintf("placed by %s on %s, predicted %s", d.PolicyName, strings.Join(pl.Hosts, ","), roundDur(pl.Predicted))
-		moves = append(moves, move{j: j, to: spool.Runnable, note: note, pl: pl})
+		moves = append(moves, move{j: j, from: j.State(), to: spool.Runnable, note: note, pl: pl})
+	}
+	// The window's other jobs wait in scheduling/, the GA's pool. A job
+	// placed in the cycle that took it into the window goes from queued/
+	// to runnable/ directly, saving a move.
+	for _, j := range window {
+		if !decided[j.JID] && j.State() == spool.Queued {
+			moves = append(moves, move{j: j, from: spool.Queued, to: spool.Scheduling, note: "in the " + d.PolicyName + " window"})
+		}
 	}
 	var mu sync.Mutex
 	started := make([]policy.Placement, 0, len(plan.StartNow))
 	err = each(moves, func(m move) error {
-		if err := d.sp.Move(m.j, spool.Scheduling, m.to, m.note); err != nil {
+		if err := d.sp.Move(m.j, m.from, m.to, m.note); err != nil {
 			return err
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		waiting--
-		if m.to == spool.Runnable {
+		switch m.to {
+		case spool.Runnable:
 			started = append(started, m.pl)
+			waiting--
+		case spool.Rejected:
+			waiting--
 		}
 		return nil
 	})
@@ -286,17 +311,19 @@ func (d *Sched) reapFinished() error {
 	})
 }
 
-// fillWindow makes scheduling/ hold the oldest Window waiting jobs (a job
-// re-queued by run keeps its old JID and so its place), and returns them
-// read, with the number of jobs waiting in all.
-func (d *Sched) fillWindow() ([]*spool.Job, int, error) {
+// window returns the oldest Window waiting jobs (in queued/ or
+// scheduling/; a job re-queued by run keeps its old JID and so its place),
+// read; the jobs in scheduling/ that are no longer among them, to be
+// evicted to queued/; and the number of jobs waiting in all. It moves
+// nothing: the cycle moves each job once it knows where it goes.
+func (d *Sched) window() (window, evict []*spool.Job, waiting int, err error) {
 	qs, err := d.sp.List(spool.Queued)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	ss, err := d.sp.List(spool.Scheduling)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, 0, err
 	}
 	type entry struct {
 		st spool.State
@@ -310,14 +337,7 @@ func (d *Sched) fillWindow() ([]*spool.Job, int, error) {
 		all = append(all, entry{spool.Scheduling, e})
 	}
 	sort.SliceStable(all, func(a, b int) bool { return all[a].e.Name < all[b].e.Name })
-	type pending struct {
-		j        *spool.Job
-		from, to spool.State
-		note     string
-	}
-	var moves []pending
-	var window []*spool.Job
-	waiting := len(all)
+	waiting = len(all)
 	for i, en := range all {
 		if i >= d.Window && en.st == spool.Queued {
 			continue
@@ -328,18 +348,13 @@ func (d *Sched) fillWindow() ([]*spool.Job, int, error) {
 			waiting--
 			continue
 		}
-		switch {
-		case i >= d.Window: // in scheduling/, but no longer among the oldest
-			moves = append(moves, pending{j, spool.Scheduling, spool.Queued, "evicted from the window by an older job"})
-		case en.st == spool.Queued:
-			moves = append(moves, pending{j, spool.Queued, spool.Scheduling, "in the " + d.PolicyName + " window"})
-			window = append(window, j)
-		default:
+		if i >= d.Window {
+			evict = append(evict, j)
+		} else {
 			window = append(window, j)
 		}
 	}
-	err = each(moves, func(m pending) error { return d.sp.Move(m.j, m.from, m.to, m.note) })
-	return window, waiting, err
+	return window, evict, waiting, nil
 }
 
 // unreadable reports a job file in sched's directories that does not parse.
@@ -516,5 +531,32 @@ func (d *Sched) publish(now time.Time, snap policy.Snapshot, started, later []po
 	if err != nil {
 		return err
 	}
-	return spool.WriteAtomic(d.sp.Path(spool.DirDB), ScheduleFile, append(b, '\n'))
+	return replaceFile(d.sp.Path(spool.DirDB), ScheduleFile, append(b, '\n'))
+}
+
+// replaceFile writes data to dir/name by rename, so a reader sees the old
+// file or the new one, never a part; unlike spool.WriteAtomic it does not
+// fsync. It is for files derived from the spool and rewritten on every
+// decision (the published schedule): a crash can lose the latest copy, and
+// the restarted daemon writes it again, so the fsyncs would buy nothing but
+// latency on every decision.
+func replaceFile(dir, name string, data []byte) error {
+	f, err := os.CreateTemp(dir, "."+name+".*")
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
+	if err := f.Close(); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	if err := os.Rename(f.Name(), filepath.Join(dir, name)); err != nil {
+		os.Remove(f.Name())
+		return err
+	}
+	return nil
 }
