@@ -183,7 +183,10 @@ func (r *runner) recover() error {
 		return fmt.Errorf("daemons: run: recovery: %w", err)
 	}
 	for _, de := range des {
-		jid, _, _ := strings.Cut(de.Name(), ".")
+		// A shepherd's staging file (".J000001.result.tmp…") belongs to its
+		// job like the others: removing it under a live shepherd would
+		// fail its result's rename and lose the job.
+		jid, _, _ := strings.Cut(strings.TrimPrefix(de.Name(), "."), ".")
 		if !keep[jid] {
 			os.Remove(filepath.Join(r.runDir, de.Name()))
 		}
@@ -202,6 +205,10 @@ func (r *runner) scan(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
+	pending := make(map[string]spool.Control, len(cs))
+	for _, c := range cs {
+		pending[c.JID] = c
+	}
 	for _, e := range es {
 		if ctx.Err() != nil {
 			return nil
@@ -217,6 +224,11 @@ func (r *runner) scan(ctx context.Context) error {
 			continue
 		}
 		rj := &runJob{j: j}
+		if c, ok := pending[j.JID]; ok {
+			// Cancelled before it started: known before the start goroutine
+			// exists, so the job is never started (start rejects it).
+			rj.cancel = &c
+		}
 		r.track(rj)
 		r.wg.Add(1)
 		go func() {
@@ -428,7 +440,7 @@ func (r *runner) follow(rj *runJob) {
 	}
 	if errors.Is(err, launch.ErrLost) {
 		rj.mu.Lock()
-		r.retry(rj, "lost: the job's shepherd died without a result")
+		r.retry(rj, "lost: the job's shepherd died without a result ("+err.Error()+")")
 		rj.mu.Unlock()
 		return
 	}

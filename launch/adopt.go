@@ -1,6 +1,7 @@
 package launch
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -152,6 +153,11 @@ func (h *adoptedHandle) Wait(ctx context.Context) (Result, error) {
 		case Finished:
 			return a.Result, nil
 		case Gone:
+			// The shepherd's own last words, if it left any (a panic, a
+			// fatal error), say why.
+			if b, err := os.ReadFile(h.resultPath + errLogSuffix); err == nil && len(bytes.TrimSpace(b)) > 0 {
+				return Result{}, fmt.Errorf("%w: %s: shepherd: %s", ErrLost, h.pidPath, bytes.TrimSpace(b))
+			}
 			return Result{}, fmt.Errorf("%w: %s", ErrLost, h.pidPath)
 		}
 		t := time.NewTimer(backoff(round))
