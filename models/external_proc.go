@@ -33,6 +33,10 @@ type proc struct {
 
 	cur   map[string]float64 // parameter values the program holds
 	hosts string             // the hosts of its last successful hrduse
+	// ctxDeadline is set when the armed deadline is the caller's context's,
+	// not the model's timeout: when it fires, ctx.Err() may still be nil
+	// for an instant (the context's own timer has not run yet).
+	ctxDeadline bool
 }
 
 // Errors of a request, by what they say about the process.
@@ -154,8 +158,9 @@ type request struct {
 // must be called when the exchange ends.
 func (p *proc) deadline(ctx context.Context, timeout time.Duration) (stop func() bool) {
 	d := time.Now().Add(timeout)
+	p.ctxDeadline = false
 	if cd, ok := ctx.Deadline(); ok && cd.Before(d) {
-		d = cd
+		d, p.ctxDeadline = cd, true
 	}
 	_ = p.out.SetReadDeadline(d)
 	_ = p.in.SetWriteDeadline(d)
@@ -170,6 +175,8 @@ func (p *proc) ioError(ctx context.Context, timeout time.Duration, err error) er
 	switch {
 	case errors.Is(err, os.ErrDeadlineExceeded) && ctx.Err() != nil:
 		return fmt.Errorf("request abandoned: %w", ctx.Err())
+	case errors.Is(err, os.ErrDeadlineExceeded) && p.ctxDeadline:
+		return fmt.Errorf("request abandoned: %w", context.DeadlineExceeded)
 	case errors.Is(err, os.ErrDeadlineExceeded):
 		return fmt.Errorf("%w after %v (process %d killed)", errTimeout, timeout, p.pid)
 	case errors.Is(err, errLongLine):
