@@ -39,7 +39,7 @@ models through a cached evaluator.`,
 	// Not ./spool: in msched's own tree that is the spool package's source.
 	root.PersistentFlags().String("spool", "./var/spool", "spool directory")
 	root.PersistentFlags().String("log-level", "info", "log level: debug, info, warn, error")
-	root.PersistentFlags().String("cpuprofile", "", "write a CPU profile of the command to this file (for `go tool pprof`)")
+	root.PersistentFlags().String("cpuprofile", "", "write a CPU profile of the command to `FILE` (read it with go tool pprof)")
 	_ = v.BindPFlag("spool", root.PersistentFlags().Lookup("spool"))
 	_ = v.BindPFlag("log_level", root.PersistentFlags().Lookup("log-level"))
 	setDefaults(v)
