@@ -48,9 +48,6 @@ type Sched struct {
 	loadsRead time.Time
 }
 
-// ScheduleFile is the name of the published schedule in db/.
-const ScheduleFile = "schedule.json"
-
 // busyMargin keeps a host that is still running a job past its predicted
 // end from looking free: the policy sees it free this long from now.
 const busyMargin = time.Second
@@ -474,45 +471,17 @@ func roundDur(d time.Duration) time.Duration {
 	return d.Round(time.Millisecond)
 }
 
-// Published is the schedule sched publishes after each decision.
-type Published struct {
-	GeneratedAt time.Time       `json:"generated_at"`
-	Policy      string          `json:"policy"`
-	Hosts       []PublishedHost `json:"hosts"`
-	Jobs        []PublishedJob  `json:"jobs"`
-}
-
-// PublishedHost is one host of the published schedule.
-type PublishedHost struct {
-	Name    string  `json:"name"`
-	Arch    string  `json:"arch"`
-	Cluster string  `json:"cluster,omitempty"`
-	Load    float64 `json:"load"`
-}
-
-// PublishedJob is one bar of the Gantt chart: a running job (running or
-// just placed) or a planned one.
-type PublishedJob struct {
-	JID              string    `json:"jid"`
-	Name             string    `json:"name,omitempty"`
-	State            string    `json:"state"` // running | planned
-	Hosts            []string  `json:"hosts"`
-	Start            time.Time `json:"start"`
-	End              time.Time `json:"end"`
-	PredictedSeconds float64   `json:"predicted_seconds"`
-}
-
 func (d *Sched) publish(now time.Time, snap policy.Snapshot, started, later []policy.Placement) error {
-	p := Published{GeneratedAt: now, Policy: d.PolicyName}
+	p := spool.PublishedSchedule{GeneratedAt: now, Policy: d.PolicyName}
 	for _, h := range snap.Hosts {
-		p.Hosts = append(p.Hosts, PublishedHost{Name: h.Name, Arch: h.Arch, Cluster: h.Cluster, Load: h.Load})
+		p.Hosts = append(p.Hosts, spool.PublishedHost{Name: h.Name, Arch: h.Arch, Cluster: h.Cluster, Load: h.Load})
 	}
 	names := map[string]string{}
 	for _, q := range snap.Queue {
 		names[q.ID] = q.Name
 	}
 	for _, r := range snap.Running {
-		p.Jobs = append(p.Jobs, PublishedJob{JID: r.ID, Name: r.Name, State: "running", Hosts: r.Hosts,
+		p.Jobs = append(p.Jobs, spool.PublishedJob{JID: r.ID, Name: r.Name, State: "running", Hosts: r.Hosts,
 			Start: r.Start, End: r.End, PredictedSeconds: r.End.Sub(r.Start).Seconds()})
 	}
 	add := func(state string, pls []policy.Placement) {
@@ -521,7 +490,7 @@ func (d *Sched) publish(now time.Time, snap policy.Snapshot, started, later []po
 			if math.IsInf(secs, 0) || secs > 1e9 {
 				continue
 			}
-			p.Jobs = append(p.Jobs, PublishedJob{JID: pl.Job, Name: names[pl.Job], State: state, Hosts: pl.Hosts,
+			p.Jobs = append(p.Jobs, spool.PublishedJob{JID: pl.Job, Name: names[pl.Job], State: state, Hosts: pl.Hosts,
 				Start: pl.Start, End: pl.Start.Add(pl.Predicted), PredictedSeconds: secs})
 		}
 	}
@@ -531,7 +500,7 @@ func (d *Sched) publish(now time.Time, snap policy.Snapshot, started, later []po
 	if err != nil {
 		return err
 	}
-	return replaceFile(d.sp.Path(spool.DirDB), ScheduleFile, append(b, '\n'))
+	return replaceFile(d.sp.Path(spool.DirDB), spool.ScheduleFile, append(b, '\n'))
 }
 
 // replaceFile writes data to dir/name by rename, so a reader sees the old

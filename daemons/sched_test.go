@@ -90,9 +90,9 @@ func TestSched_PlacesOnFreeHostsAndPublishes(t *testing.T) {
 			waitFor(t, "two jobs runnable", func() bool { return count(t, sp, spool.Runnable) == 2 })
 			// The 4 jobs left all fit the window of 4; the cycle that moved
 			// them there publishes them as planned.
-			var pub Published
+			var pub spool.PublishedSchedule
 			waitFor(t, "2 running and the other 4 planned in the published schedule", func() bool {
-				b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), ScheduleFile))
+				b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), spool.ScheduleFile))
 				if err != nil || json.Unmarshal(b, &pub) != nil {
 					return false
 				}

@@ -78,7 +78,7 @@ func (h *handler) apiSchedule(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sched == nil {
-		sched = &Schedule{Hosts: []ScheduleHost{}, Jobs: []ScheduleJob{}}
+		sched = &spool.PublishedSchedule{Hosts: []spool.PublishedHost{}, Jobs: []spool.PublishedJob{}}
 	}
 	writeJSON(w, sched)
 }

@@ -14,7 +14,6 @@ import (
 
 	"github.com/chromedp/chromedp"
 
-	"msched/daemons"
 	"msched/spool"
 )
 
@@ -97,8 +96,8 @@ func TestBrowser_GanttShowsRunningAndPlannedBars(t *testing.T) {
 	defer srv.Close()
 
 	want := map[string]int{}
-	var pub daemons.Published
-	data, _ := os.ReadFile(filepath.Join(b.sp.Path(spool.DirDB), daemons.ScheduleFile))
+	var pub spool.PublishedSchedule
+	data, _ := os.ReadFile(filepath.Join(b.sp.Path(spool.DirDB), spool.ScheduleFile))
 	if err := json.Unmarshal(data, &pub); err != nil {
 		t.Fatal(err)
 	}
@@ -122,11 +121,11 @@ func TestBrowser_GanttShowsRunningAndPlannedBars(t *testing.T) {
 
 	// The schedule changes (one more planned job on two hosts): the page
 	// picks it up by itself, in place, without reloading.
-	pub.Jobs = append(pub.Jobs, daemons.PublishedJob{JID: "J999001", Name: "late", State: "planned",
+	pub.Jobs = append(pub.Jobs, spool.PublishedJob{JID: "J999001", Name: "late", State: "planned",
 		Hosts: []string{pub.Hosts[0].Name, pub.Hosts[1].Name}, Start: now.Add(time.Hour), End: now.Add(2 * time.Hour), PredictedSeconds: 3600})
 	pub.GeneratedAt = time.Now().UTC()
 	data, _ = json.Marshal(pub)
-	if err := spool.WriteAtomic(b.sp.Path(spool.DirDB), daemons.ScheduleFile, data); err != nil {
+	if err := spool.WriteAtomic(b.sp.Path(spool.DirDB), spool.ScheduleFile, data); err != nil {
 		t.Fatal(err)
 	}
 	if err := chromedp.Do(ctx, chromedp.WaitVisible(css(`#gantt rect[data-jid="J999001"]`))); err != nil {

@@ -18,54 +18,26 @@ import (
 	"msched/spool"
 )
 
-// Files the daemons publish under db/. They mirror the daemons' constants
-// (daemons.ScheduleFile, daemons.AccountingJSONL, daemons.SchedStatsFile);
-// the format test checks they agree.
+// Files the daemons publish under db/ besides the schedule
+// (spool.ScheduleFile). They mirror the daemons' constants
+// (daemons.AccountingJSONL, daemons.SchedStatsFile), which web may not
+// import; a test checks they agree.
 const (
-	scheduleFile   = "schedule.json"
 	accountingFile = "accounting.jsonl"
 	schedStatsFile = "evaluator.json"
 )
 
-// Schedule is the schedule the sched daemon publishes (db/schedule.json):
-// the hosts and the running and planned jobs with predicted start and end.
-type Schedule struct {
-	GeneratedAt time.Time      `json:"generated_at"`
-	Policy      string         `json:"policy"`
-	Hosts       []ScheduleHost `json:"hosts"`
-	Jobs        []ScheduleJob  `json:"jobs"`
-}
-
-// ScheduleHost is one host of the published schedule.
-type ScheduleHost struct {
-	Name    string  `json:"name"`
-	Arch    string  `json:"arch"`
-	Cluster string  `json:"cluster,omitempty"`
-	Load    float64 `json:"load"`
-}
-
-// ScheduleJob is one bar of the Gantt chart (on each of its hosts).
-type ScheduleJob struct {
-	JID              string    `json:"jid"`
-	Name             string    `json:"name,omitempty"`
-	State            string    `json:"state"` // running | planned
-	Hosts            []string  `json:"hosts"`
-	Start            time.Time `json:"start"`
-	End              time.Time `json:"end"`
-	PredictedSeconds float64   `json:"predicted_seconds"`
-}
-
 // readSchedule reads db/schedule.json; a missing file is no schedule yet.
-func readSchedule(sp *spool.Spool) (*Schedule, error) {
-	b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), scheduleFile))
+func readSchedule(sp *spool.Spool) (*spool.PublishedSchedule, error) {
+	b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), spool.ScheduleFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
 	} else if err != nil {
 		return nil, fmt.Errorf("web: schedule: %w", err)
 	}
-	var s Schedule
+	var s spool.PublishedSchedule
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("web: %s: %w", scheduleFile, err)
+		return nil, fmt.Errorf("web: %s: %w", spool.ScheduleFile, err)
 	}
 	return &s, nil
 }
@@ -384,7 +356,7 @@ type HostView struct {
 // hosts merges the hosts file, the schedule's hosts and the stats store.
 // The hosts file is the configured truth; the schedule's hosts stand in
 // when it cannot be read (a CGI program with no config).
-func (h *handler) hosts(sched *Schedule) ([]HostView, error) {
+func (h *handler) hosts(sched *spool.PublishedSchedule) ([]HostView, error) {
 	var hv []HostView
 	index := map[string]int{}
 	add := func(v HostView) {

@@ -66,7 +66,7 @@ func (f fixture) build(tb testing.TB) built {
 	now := f.Now
 	n := 0
 	nextHost := 0
-	var running []daemons.PublishedJob
+	var running []spool.PublishedJob
 	for si, s := range stateShare {
 		count := int(float64(f.Jobs)*s.share + 0.5)
 		if si == len(stateShare)-1 {
@@ -118,7 +118,7 @@ func (f fixture) build(tb testing.TB) built {
 					j.Run.StartedAt = start
 					j.History[len(j.History)-1].At = start
 					nextHost++
-					running = append(running, daemons.PublishedJob{JID: jid, Name: name, State: "running", Hosts: hosts,
+					running = append(running, spool.PublishedJob{JID: jid, Name: name, State: "running", Hosts: hosts,
 						Start: start, End: start.Add(time.Duration(pred * float64(time.Second))), PredictedSeconds: pred})
 					break
 				}
@@ -144,9 +144,9 @@ func (f fixture) build(tb testing.TB) built {
 	}
 	// The schedule: the running jobs, then planned ones from queued/ (the
 	// GA's window), each after the end of the previous job on its host.
-	pub := daemons.Published{GeneratedAt: now, Policy: "ga-xms"}
+	pub := spool.PublishedSchedule{GeneratedAt: now, Policy: "ga-xms"}
 	for _, h := range b.hosts {
-		pub.Hosts = append(pub.Hosts, daemons.PublishedHost{Name: h.Name, Arch: h.Arch, Cluster: h.Cluster, Load: 0.1})
+		pub.Hosts = append(pub.Hosts, spool.PublishedHost{Name: h.Name, Arch: h.Arch, Cluster: h.Cluster, Load: 0.1})
 	}
 	free := map[string]time.Time{}
 	for _, r := range running {
@@ -179,7 +179,7 @@ func (f fixture) build(tb testing.TB) built {
 		if f.Evil {
 			name = "<script>alert(1)</script>"
 		}
-		pub.Jobs = append(pub.Jobs, daemons.PublishedJob{JID: jid, Name: name, State: "planned", Hosts: hs,
+		pub.Jobs = append(pub.Jobs, spool.PublishedJob{JID: jid, Name: name, State: "planned", Hosts: hs,
 			Start: start, End: end, PredictedSeconds: pred})
 		b.planned = append(b.planned, jid)
 	}
@@ -187,7 +187,7 @@ func (f fixture) build(tb testing.TB) built {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	if err := spool.WriteAtomic(sp.Path(spool.DirDB), daemons.ScheduleFile, data); err != nil {
+	if err := spool.WriteAtomic(sp.Path(spool.DirDB), spool.ScheduleFile, data); err != nil {
 		tb.Fatal(err)
 	}
 	// Host samples.
@@ -241,7 +241,7 @@ func handlerFor(b built, now time.Time, token string) *handler {
 }
 
 func TestFormatsMatchDaemons(t *testing.T) {
-	if scheduleFile != daemons.ScheduleFile || accountingFile != daemons.AccountingJSONL || schedStatsFile != daemons.SchedStatsFile {
-		t.Fatalf("db/ file names differ from the daemons': %s %s %s", daemons.ScheduleFile, daemons.AccountingJSONL, daemons.SchedStatsFile)
+	if accountingFile != daemons.AccountingJSONL || schedStatsFile != daemons.SchedStatsFile {
+		t.Fatalf("db/ file names differ from the daemons': %s %s %s", spool.ScheduleFile, daemons.AccountingJSONL, daemons.SchedStatsFile)
 	}
 }

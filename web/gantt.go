@@ -3,6 +3,8 @@ package web
 import (
 	"fmt"
 	"time"
+
+	"msched/spool"
 )
 
 // The Gantt chart's geometry, in SVG user units (pixels at 100 %). The
@@ -78,7 +80,7 @@ const maxTicks = 10
 // schedule's order), a bar per job and host from start to predicted end.
 // The time axis runs from a little before the earliest start shown (never
 // before a tenth of the span ahead of now) to the latest end.
-func layoutGantt(sched *Schedule, now time.Time) Gantt {
+func layoutGantt(sched *spool.PublishedSchedule, now time.Time) Gantt {
 	g := Gantt{Width: ganttWidth, PlotX: ganttLabelW, PlotW: ganttWidth - ganttLabelW - ganttPadR, AxisY: ganttAxisH}
 	if sched == nil || len(sched.Hosts) == 0 {
 		g.Empty = true

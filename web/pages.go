@@ -19,7 +19,7 @@ type Overview struct {
 	Total  int
 	Hosts  []HostView
 	Gantt  Gantt
-	Sched  *Schedule
+	Sched  *spool.PublishedSchedule
 	Stats  *SchedStats
 	Errors []string // what could not be read (the page shows the rest)
 }

@@ -43,8 +43,8 @@ func TestOverview_GanttHasABarPerJobAndHost(t *testing.T) {
 		for _, m := range barRE.FindAllStringSubmatch(body, -1) {
 			got[m[1]]++
 		}
-		var sched Schedule
-		data, _ := os.ReadFile(filepath.Join(b.sp.Path(spool.DirDB), scheduleFile))
+		var sched spool.PublishedSchedule
+		data, _ := os.ReadFile(filepath.Join(b.sp.Path(spool.DirDB), spool.ScheduleFile))
 		if err := json.Unmarshal(data, &sched); err != nil {
 			t.Fatal(err)
 		}
@@ -80,7 +80,7 @@ func TestOverview_GanttHasABarPerJobAndHost(t *testing.T) {
 
 func TestGantt_Layout(t *testing.T) {
 	now := testNow
-	s := &Schedule{Hosts: []ScheduleHost{{Name: "a"}, {Name: "b"}}, Jobs: []ScheduleJob{
+	s := &spool.PublishedSchedule{Hosts: []spool.PublishedHost{{Name: "a"}, {Name: "b"}}, Jobs: []spool.PublishedJob{
 		{JID: "J000001", State: "running", Hosts: []string{"a"}, Start: now.Add(-10 * time.Hour), End: now.Add(time.Hour)},
 		{JID: "J000002", State: "planned", Hosts: []string{"a", "b"}, Start: now.Add(time.Hour), End: now.Add(3 * time.Hour)},
 		{JID: "J000003", State: "planned", Hosts: []string{"zz"}, Start: now, End: now.Add(time.Minute)}, // unknown host: no bar
@@ -375,7 +375,7 @@ func TestAPI(t *testing.T) {
 	if len(hosts) != 8 || hosts[0].Stats == nil {
 		t.Errorf("api/hosts: %d hosts", len(hosts))
 	}
-	var s Schedule
+	var s spool.PublishedSchedule
 	decode(t, get(t, h, "/api/schedule"), &s)
 	if len(s.Hosts) != 8 || len(s.Jobs) != len(b.running)+len(b.planned) {
 		t.Errorf("api/schedule: %d hosts %d jobs", len(s.Hosts), len(s.Jobs))
