@@ -113,12 +113,14 @@ type accounting struct {
 	inSWF, inJSONL   map[string]bool
 	users, exes      map[string]int // SWF numbers, from 1 in order of first appearance
 	nextUser, nextEx int
+	models           map[string]*notify.ModelAccuracy // per model: accuracy of its recorded jobs
 }
 
 // openAccounting opens (creating) both logs in dir, cuts a torn last line
 // left by a crash in the middle of an append, and loads the JIDs recorded.
 func openAccounting(dir string) (*accounting, error) {
-	a := &accounting{inSWF: map[string]bool{}, inJSONL: map[string]bool{}, users: map[string]int{}, exes: map[string]int{}}
+	a := &accounting{inSWF: map[string]bool{}, inJSONL: map[string]bool{}, users: map[string]int{}, exes: map[string]int{},
+		models: map[string]*notify.ModelAccuracy{}}
 	var err error
 	var data []byte
 	if a.jsonl, data, err = openLog(filepath.Join(dir, AccountingJSONL), ""); err != nil {
@@ -131,6 +133,7 @@ func openAccounting(dir string) (*accounting, error) {
 		}
 		a.inJSONL[r.JID] = true
 		a.number(r)
+		a.observeModel(r)
 	}
 	if a.swf, data, err = openLog(filepath.Join(dir, AccountingSWF), swfHeader); err != nil {
 		a.jsonl.Close()
@@ -214,6 +217,7 @@ func (a *accounting) number(r Record) (user, exe int) {
 func (a *accounting) record(jobs ...*spool.Job) error {
 	var swf, jsonl []byte
 	var inSWF, inJSONL []string
+	var added []Record
 	for _, j := range jobs {
 		r := NewRecord(j)
 		if !a.inSWF[r.JID] {
@@ -227,6 +231,7 @@ func (a *accounting) record(jobs ...*spool.Job) error {
 			}
 			jsonl = append(append(jsonl, b...), '\n')
 			inJSONL = append(inJSONL, r.JID)
+			added = append(added, r)
 		}
 	}
 	if len(swf) > 0 {
@@ -244,8 +249,38 @@ func (a *accounting) record(jobs ...*spool.Job) error {
 		for _, jid := range inJSONL {
 			a.inJSONL[jid] = true
 		}
+		for _, r := range added {
+			a.observeModel(r)
+		}
 	}
 	return nil
+}
+
+// observeModel adds a finished job's prediction error to its model's
+// running accuracy, which the next report of that model shows.
+func (a *accounting) observeModel(r Record) {
+	if r.Model == "" || r.PredictedSeconds == nil || r.ActualSeconds == nil || *r.ActualSeconds <= 0 {
+		return
+	}
+	m := a.models[r.Model]
+	if m == nil {
+		m = &notify.ModelAccuracy{}
+		a.models[r.Model] = m
+	}
+	pct := 100 * math.Abs(*r.PredictedSeconds-*r.ActualSeconds) / *r.ActualSeconds
+	m.MeanAbsErrorPct += (pct - m.MeanAbsErrorPct) / float64(m.Jobs+1)
+	m.Jobs++
+}
+
+// accuracy is model's accuracy so far (nil: no job of it yet). The copy
+// keeps concurrent report rendering off the running totals.
+func (a *accounting) accuracy(model string) *notify.ModelAccuracy {
+	m := a.models[model]
+	if m == nil {
+		return nil
+	}
+	c := *m
+	return &c
 }
 
 // swfLine renders the 18 SWF 2.2 fields; -1 where msched does not know.

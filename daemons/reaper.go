@@ -145,7 +145,11 @@ func (rp *reaping) reap(ctx context.Context, jobs []*spool.Job) error {
 	var mu sync.Mutex
 	var done []*spool.Job
 	errReports := each(jobs, func(j *spool.Job) error {
-		rep := notify.Render(j, rp.sp.Path(spool.DirOutput))
+		var acc *notify.ModelAccuracy
+		if j.Model != nil {
+			acc = rp.acct.accuracy(j.Model.Name)
+		}
+		rep := notify.RenderAccuracy(j, rp.sp.Path(spool.DirOutput), acc)
 		text := fmt.Sprintf("To: %s\nSubject: %s\n\n%s", rep.To, rep.Subject, rep.Body)
 		if err := spool.WriteAtomic(rp.sp.Path(spool.DirReports), j.JID+".txt", []byte(text)); err != nil {
 			return fmt.Errorf("daemons: reaper: report %s: %w", j.JID, err)

@@ -197,3 +197,27 @@ func TestReaper_RemovesStaleControls(t *testing.T) {
 		return len(cs) == 1 && cs[0].JID == queued
 	})
 }
+
+// A report names the job's model and how accurate it has been on the
+// model's earlier jobs, carried across a reaper restart by the accounting
+// log.
+func TestReaper_ReportShowsModelAccuracy(t *testing.T) {
+	sp := newTestSpool(t)
+	first := exitedJob(t, sp) // particles: predicted 10 s, ran 8 s (25 % off)
+	stop := startDaemon(t, (&Reaper{Env: testEnv(t, sp)}).Run)
+	eventually(t, "first reaped", func() bool { return jobsIn(t, sp, spool.Exited) == 0 })
+	stop()
+	second := exitedJob(t, sp)
+	stop = startDaemon(t, (&Reaper{Env: testEnv(t, sp)}).Run)
+	eventually(t, "second reaped", func() bool { return jobsIn(t, sp, spool.Exited) == 0 })
+	stop()
+
+	r1 := readText(t, filepath.Join(sp.Path(spool.DirReports), first+".txt"))
+	if !strings.Contains(r1, "Model:       particles\n") || strings.Contains(r1, "Accuracy:") {
+		t.Errorf("first report: want the model and no accuracy yet:\n%s", r1)
+	}
+	r2 := readText(t, filepath.Join(sp.Path(spool.DirReports), second+".txt"))
+	if want := "Accuracy:    mean absolute error 25.0% over the model's 1 earlier jobs"; !strings.Contains(r2, want) {
+		t.Errorf("second report lacks %q:\n%s", want, r2)
+	}
+}

@@ -22,7 +22,18 @@ const OutputLimit = 64 << 10
 // captured stdout and stderr of a job that named no stdout destination are
 // read from there (CapturedPaths). Render never fails: what it cannot read
 // it says it could not read.
-func Render(j *spool.Job, outputDir string) Report {
+func Render(j *spool.Job, outputDir string) Report { return RenderAccuracy(j, outputDir, nil) }
+
+// ModelAccuracy is how well a performance model has predicted the jobs that
+// used it before this one (from the accounting log).
+type ModelAccuracy struct {
+	Jobs            int     // earlier jobs with a prediction and a run time
+	MeanAbsErrorPct float64 // mean of |predicted − actual| / actual, in %
+}
+
+// RenderAccuracy is Render, and for a job with a performance model it also
+// says how accurate that model has been so far (acc nil: not known).
+func RenderAccuracy(j *spool.Job, outputDir string, acc *ModelAccuracy) Report {
 	r := Report{JID: j.JID, Name: j.Name, User: j.User, To: j.Notify, State: string(j.State())}
 	if r.To == "" {
 		r.To = j.User
@@ -78,6 +89,12 @@ func Render(j *spool.Job, outputDir string) Report {
 		line("Actual", "%s (no prediction)", dur(actual))
 	case hasPredicted:
 		line("Predicted", "%s", dur(predicted))
+	}
+	if j.Model != nil && j.Model.Name != "" {
+		line("Model", "%s", j.Model.Name)
+		if acc != nil && acc.Jobs > 0 {
+			line("Accuracy", "mean absolute error %.1f%% over the model's %d earlier jobs", acc.MeanAbsErrorPct, acc.Jobs)
+		}
 	}
 	if run != nil {
 		switch {
