@@ -3,7 +3,6 @@ package web
 import (
 	"net/http/httptest"
 	"testing"
-	"time"
 )
 
 // BenchmarkOverview renders the overview of a spool of 1,000 jobs over
@@ -27,33 +26,5 @@ func BenchmarkOverview(b *testing.B) {
 				}
 			}
 		})
-	}
-}
-
-// TestOverview_Within200ms checks the acceptance bound once outside the
-// benchmark, so that CI fails if the overview gets slow. Under -race the
-// code runs several times slower, so the bound is scaled there.
-func TestOverview_Within200ms(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds a 1,000-job spool")
-	}
-	f := fixture{Jobs: 1000, Hosts: 64, Now: testNow}.build(t)
-	h := handlerFor(f, testNow, "")
-	best := time.Hour
-	for i := 0; i < 5; i++ {
-		start := time.Now()
-		w := httptest.NewRecorder()
-		h.ServeHTTP(w, httptest.NewRequest("GET", "/", nil))
-		if d := time.Since(start); d < best {
-			best = d
-		}
-		if w.Code != 200 {
-			t.Fatal(w.Code)
-		}
-	}
-	limit := 200 * time.Millisecond * time.Duration(raceFactor)
-	t.Logf("overview of 1,000 jobs and 64 hosts: best of 5 %v (limit %v)", best, limit)
-	if best > limit {
-		t.Errorf("overview took %v, over %v", best, limit)
 	}
 }
