@@ -100,16 +100,25 @@ func (d *Sched) Run(ctx context.Context) error {
 			}
 			log.Error("scheduling cycle failed; retrying on the next wake-up", "err", err)
 		}
+		if !d.await(ctx, wake, replan.C, waiting) {
+			return nil
+		}
+	}
+}
+
+// await blocks until the next cycle is due: a wake-up from the spool, or a
+// replan tick while jobs wait (ticks with nothing waiting are passed over).
+// It reports false when sched must stop.
+func (d *Sched) await(ctx context.Context, wake <-chan struct{}, tick <-chan time.Time, waiting bool) bool {
+	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return false
 		case _, ok := <-wake:
-			if !ok {
-				return nil
-			}
-		case <-replan.C:
-			if !waiting {
-				continue
+			return ok
+		case <-tick:
+			if waiting {
+				return true
 			}
 		}
 	}

@@ -169,3 +169,30 @@ func TestSched_RecoveryAndImpossibleJobs(t *testing.T) {
 		}
 	}
 }
+
+// With nothing waiting, the replan tick does not run a cycle: the schedule
+// published by the first cycle is not rewritten until something happens.
+func TestSched_IdleReplanTicksDoNothing(t *testing.T) {
+	sp := schedSpool(t, 0, 1)
+	pol, _ := policy.New("fifo", policy.Options{})
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	d := &Sched{Env: Env{Spool: sp}, Hosts: localHosts(2), Policy: pol, Replan: 10 * time.Millisecond}
+	go func() { done <- d.Run(ctx) }()
+	path := filepath.Join(sp.Path(spool.DirDB), spool.ScheduleFile)
+	var first []byte
+	waitFor(t, "the first cycle's schedule", func() bool {
+		b, err := os.ReadFile(path)
+		first = b
+		return err == nil
+	})
+	time.Sleep(200 * time.Millisecond) // twenty replan ticks
+	again, err := os.ReadFile(path)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if err != nil || string(again) != string(first) {
+		t.Fatalf("the schedule was republished with nothing waiting:\n%s\n---\n%s", first, again)
+	}
+}
