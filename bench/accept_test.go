@@ -41,7 +41,7 @@ func TestETC_GABeatsMinMinOnEveryClass(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			r, err := ETC(context.Background(), class, etc, ETCConfig{Evaluations: 3000, Seconds: time.Minute, Seed: 1})
+			r, err := ETC(context.Background(), class, etc, ETCConfig{Evaluations: 3000, TimeLimit: time.Minute, Seed: 1})
 			if err != nil {
 				t.Fatal(err)
 			}

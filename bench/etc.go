@@ -18,7 +18,7 @@ import (
 // Max-min, Sufferage and the lower bound, all minimising makespan.
 type ETCConfig struct {
 	Evaluations int           // GA budget per instance; default 200,000
-	Seconds     time.Duration // wall-time cap per instance; default 10 s
+	TimeLimit   time.Duration // wall-time cap per instance; default 10 s
 	Seed        int64         // GA seed
 }
 
@@ -40,8 +40,8 @@ func ETC(ctx context.Context, name string, etc [][]float64, cfg ETCConfig) (ETCR
 	if cfg.Evaluations <= 0 {
 		cfg.Evaluations = 200000
 	}
-	if cfg.Seconds <= 0 {
-		cfg.Seconds = 10 * time.Second
+	if cfg.TimeLimit <= 0 {
+		cfg.TimeLimit = 10 * time.Second
 	}
 	start := time.Now()
 	p := ga.FromETC(etc)
@@ -68,7 +68,7 @@ func ETC(ctx context.Context, name string, etc [][]float64, cfg ETCConfig) (ETCR
 	if err := g.Seed(seed); err != nil {
 		return r, err
 	}
-	rctx, cancel := context.WithTimeout(ctx, cfg.Seconds-time.Since(start))
+	rctx, cancel := context.WithTimeout(ctx, cfg.TimeLimit-time.Since(start))
 	defer cancel()
 	if err := g.Run(rctx, cfg.Evaluations); err != nil && !(errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil) {
 		return r, err

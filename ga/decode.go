@@ -12,7 +12,6 @@ type Schedule struct {
 	First      []float64 // per host: start of its first task, +Inf if none
 	Free       []float64 // per host: end of its last work (base included)
 	Makespan   float64   // w: latest end of any task or base
-	idle       []float64
 }
 
 // Decode list-schedules c on p into s (reusing s's buffers): tasks are taken

@@ -291,7 +291,7 @@ func (st *sessionState) handle(ctx context.Context, words []string) (string, err
 		return "ok\n", nil
 	case "hrduse":
 		if len(args) == 0 {
-			return "", errors.New("usage: hrduse ARCH[:hardware/CPU_LOAD=L]...")
+			return "", errors.New("usage: hrduse ARCH[:hardware/CPU_LOAD=L] (one per host)")
 		}
 		hosts := make([]HostSpec, len(args))
 		for i, a := range args {

@@ -87,7 +87,7 @@ func TestSession_BuiltInModel(t *testing.T) {
 		`error: models: model "solver" (amdahl): parameter f = 2, want in [0, 1]`,
 		`error: host 1: unknown architecture "Cray" (known: …`,
 		`error: host "generic:-1": load must be a number ≥ 0`,
-		"error: usage: hrduse ARCH[:hardware/CPU_LOAD=L]...",
+		"error: usage: hrduse ARCH[:hardware/CPU_LOAD=L] (one per host)",
 		`error: unknown request "frobnicate" (requests: list, set, hrduse, eval, quit)`,
 		"T1 600", "f 2", ".",
 	)

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -208,25 +209,26 @@ its population, as Braun's did, and runs until --evals or --seconds.`,
 	f.Int64Var(&seed, "seed", 1, "seed for generated instances")
 	f.Int64Var(&cfg.Seed, "ga-seed", 1, "GA seed")
 	f.IntVar(&cfg.Evaluations, "evals", 200000, "GA evaluations per instance")
-	f.DurationVar(&cfg.Seconds, "seconds", 10*time.Second, "wall-time cap per instance")
+	f.DurationVar(&cfg.TimeLimit, "seconds", 10*time.Second, "wall-time cap per instance")
 	f.BoolVar(&asJSON, "json", false, "one JSON object per instance and line")
 	return cmd
 }
 
-// writeFileWith writes a file through f, atomically enough for a report:
-// a temporary file in the same directory renamed into place.
+// writeFileWith streams a file through f and replaces path with it
+// atomically (spool.PendingFile: a temporary beside it, fsynced, renamed), so
+// an interrupted run never leaves half a trace or plot behind.
 func writeFileWith(path string, f func(w io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".msched-*")
+	p, err := spool.NewPendingFile("", filepath.Dir(path), filepath.Base(path))
 	if err != nil {
 		return err
 	}
-	defer os.Remove(tmp.Name())
-	if err := f(tmp); err != nil {
-		tmp.Close()
+	defer p.Cleanup()
+	bw := bufio.NewWriter(p)
+	if err := f(bw); err != nil {
 		return err
 	}
-	if err := tmp.Close(); err != nil {
+	if err := bw.Flush(); err != nil {
 		return err
 	}
-	return os.Rename(tmp.Name(), path)
+	return p.Commit()
 }
