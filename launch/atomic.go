@@ -4,14 +4,14 @@ import (
 	"fmt"
 	"path/filepath"
 
-	"msched/spool"
+	"msched/atomicfile"
 )
 
-// writeFileAtomic replaces path with data through spool.WriteAtomic (a
-// temporary file in the same directory, fsynced, renamed, and the directory
-// fsynced), so that a reader, or a crash, never finds half a file.
+// writeFileAtomic replaces path with data through atomicfile (a temporary
+// file in the same directory, fsynced, renamed, and the directory fsynced),
+// so that a reader, or a crash, never finds half a file.
 func writeFileAtomic(path string, data []byte) error {
-	if err := spool.WriteAtomic(filepath.Dir(path), filepath.Base(path), data); err != nil {
+	if err := atomicfile.Write("", filepath.Dir(path), filepath.Base(path), data); err != nil {
 		return fmt.Errorf("launch: %w", err)
 	}
 	return nil

@@ -48,9 +48,11 @@ var (
 
 // Local runs jobs on this machine through a shepherd process.
 type Local struct {
-	// Exe is the binary that acts as shepherd; "" means this executable.
+	// Exe is the binary that acts as shepherd; "" means DefaultShepherd
+	// (msched-shepherd next to this executable, else this executable).
 	Exe string
-	// Args select the shepherd sub-command; nil means ["shepherd"].
+	// Args select the shepherd sub-command of Exe; nil means ["shepherd"].
+	// Ignored when Exe is "".
 	Args []string
 }
 
@@ -67,11 +69,10 @@ func (l Local) Start(ctx context.Context, spec Spec) (Handle, error) {
 	}
 	exe, args := l.Exe, l.Args
 	if exe == "" {
-		if exe, err = os.Executable(); err != nil {
-			return nil, fmt.Errorf("launch: %w", err)
+		if exe, args, _, err = DefaultShepherd(); err != nil {
+			return nil, err
 		}
-	}
-	if args == nil {
+	} else if args == nil {
 		args = []string{"shepherd"}
 	}
 	// Lock before the fork: from this instant until the shepherd exits,

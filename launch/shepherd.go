@@ -20,7 +20,14 @@ import (
 // job did; 1 when no Result could be written; 2 for an unreadable spec. Call
 // it before any other set-up in main: the shepherd is on every job's start
 // path, so it should pay for nothing it does not use.
+//
+// With the single argument --protocol it prints Protocol instead, so that
+// a daemon can check that a shepherd binary matches its own build.
 func ShepherdMain() int {
+	if len(os.Args) > 1 && os.Args[len(os.Args)-1] == protocolFlag {
+		fmt.Println(Protocol())
+		return 0
+	}
 	spec, err := ReadSpec(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

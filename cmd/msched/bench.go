@@ -63,7 +63,12 @@ ga.time_budget, …), so the figures are those of the live system as configured.
 			if err != nil {
 				return err
 			}
+			// The daemons' info lines would drown the figures; an explicit
+			// --log-level (debug: sched's cycle phases) is honoured.
 			log := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), &slog.HandlerOptions{Level: slog.LevelWarn}))
+			if cmd.Flags().Changed("log-level") {
+				log = slog.Default()
+			}
 			cfg.Start = func(ctx context.Context, sp *spool.Spool, hosts []hoststat.Host, reported func(string)) error {
 				c.Spool = sp.Root()
 				c.ModelsDir = filepath.Join(sp.Root(), "models")

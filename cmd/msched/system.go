@@ -31,8 +31,9 @@ type system struct {
 	sp    *spool.Spool
 	hosts []hoststat.Host
 	log   *slog.Logger
-	// launcher starts jobs; the zero Local re-executes this binary as the
-	// shepherd. Tests set Exe to a built msched.
+	// launcher starts jobs; the zero Local runs launch.DefaultShepherd
+	// (msched-shepherd next to this binary, else this binary re-executed).
+	// Tests set Exe to a built msched.
 	launcher launch.Launcher
 	// notifier receives every report after its file is written; nil: log it.
 	notifier notify.Notifier
@@ -84,6 +85,13 @@ func (s *system) daemon(ctx context.Context, name string) (interface{ Run(contex
 	case "sched":
 		return s.sched(ctx)
 	case "run":
+		if l, ok := s.launcher.(launch.Local); ok && l.Exe == "" {
+			_, _, how, err := launch.DefaultShepherd()
+			if err != nil {
+				return nil, err
+			}
+			s.log.Info("job shepherd", "daemon", "run", "exec", how)
+		}
 		return &daemons.Run{Env: s.env(), Launcher: s.launcher, MaxAttempts: s.cfg.MaxAttempts, KillGrace: s.cfg.KillGrace}, nil
 	case "reaper":
 		n := s.notifier

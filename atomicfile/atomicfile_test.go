@@ -1,4 +1,4 @@
-package spool
+package atomicfile
 
 import (
 	"bytes"
@@ -9,10 +9,10 @@ import (
 	"testing"
 )
 
-func TestWriteAtomic_LeavesNoJunk(t *testing.T) {
+func TestWrite_LeavesNoJunk(t *testing.T) {
 	dir := t.TempDir()
 	for i, data := range [][]byte{[]byte("first\n"), []byte("second, longer\n"), nil} {
-		if err := WriteAtomic(dir, "f", data); err != nil {
+		if err := Write("", dir, "f", data); err != nil {
 			t.Fatal(err)
 		}
 		got, err := os.ReadFile(filepath.Join(dir, "f"))
@@ -20,7 +20,7 @@ func TestWriteAtomic_LeavesNoJunk(t *testing.T) {
 			t.Errorf("write %d: read %q, %v", i, got, err)
 		}
 		fi, _ := os.Stat(filepath.Join(dir, "f"))
-		if fi.Mode().Perm() != FilePerm {
+		if fi.Mode().Perm() != Perm {
 			t.Errorf("mode %v", fi.Mode())
 		}
 	}
@@ -29,18 +29,18 @@ func TestWriteAtomic_LeavesNoJunk(t *testing.T) {
 		t.Errorf("directory holds %d entries, want only f", len(es))
 	}
 	for _, bad := range []string{"", ".hidden", "a/b", ".."} {
-		if err := WriteAtomic(dir, bad, nil); err == nil {
+		if err := Write("", dir, bad, nil); err == nil {
 			t.Errorf("name %q accepted", bad)
 		}
 	}
-	if err := WriteAtomic(filepath.Join(dir, "missing"), "f", nil); err == nil {
+	if err := Write("", filepath.Join(dir, "missing"), "f", nil); err == nil {
 		t.Error("write into a missing directory succeeded")
 	}
 }
 
-func TestPendingFile_CleanupIsNoopAfterCommit(t *testing.T) {
+func TestPending_CleanupIsNoopAfterCommit(t *testing.T) {
 	dir := t.TempDir()
-	p, err := NewPendingFile("", dir, "x")
+	p, err := New("", dir, "x")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestPendingFile_CleanupIsNoopAfterCommit(t *testing.T) {
 		t.Errorf("after commit+cleanup: %q %v", b, err)
 	}
 	// Abandoned: cleanup removes the temporary and the target stays as it was.
-	p, _ = NewPendingFile("", dir, "x")
+	p, _ = New("", dir, "x")
 	p.WriteString("half")
 	if err := p.Cleanup(); err != nil {
 		t.Fatal(err)
@@ -74,11 +74,11 @@ func TestPendingFile_CleanupIsNoopAfterCommit(t *testing.T) {
 
 // A reader racing with writers sees one whole version or another, never a
 // mix or a truncation.
-func TestWriteAtomic_ReaderNeverSeesPartialFile(t *testing.T) {
+func TestWrite_ReaderNeverSeesPartialFile(t *testing.T) {
 	dir := t.TempDir()
 	a := bytes.Repeat([]byte("a"), 256<<10)
 	b := bytes.Repeat([]byte("b"), 300<<10)
-	if err := WriteAtomic(dir, "f", a); err != nil {
+	if err := Write("", dir, "f", a); err != nil {
 		t.Fatal(err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -91,7 +91,7 @@ func TestWriteAtomic_ReaderNeverSeesPartialFile(t *testing.T) {
 			if i%2 == 1 {
 				data = b
 			}
-			if err := WriteAtomic(dir, "f", data); err != nil {
+			if err := Write("", dir, "f", data); err != nil {
 				t.Error(err)
 				return
 			}

@@ -1,0 +1,125 @@
+// Package atomicfile writes files so that a reader, or a crash, sees the
+// old content or all of the new one, never a part: write a temporary on the
+// same file system, fsync it, rename it into place, fsync the directory.
+// It is a leaf (standard library only) so that the job shepherd, which
+// links nothing else of msched's, can use it too.
+package atomicfile
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+)
+
+// Perm is the mode of every file written: msched's web page and status
+// command read job files, reports and db files as other users.
+const Perm = 0o644
+
+// Pending is a file being written that will atomically replace (or
+// create) dir/name when committed. Use it like renameio:
+//
+//	p, err := atomicfile.New(staging, dir, name)
+//	if err != nil { return err }
+//	defer p.Cleanup()
+//	... write to p ...
+//	return p.Commit()
+//
+// Cleanup is a no-op after a successful Commit.
+type Pending struct {
+	*os.File
+	dir, name string
+	done      bool
+}
+
+// New creates a temporary file in staging, which must be on the
+// same file system as dir (rename(2) does not cross file systems). With an
+// empty staging the temporary is a dot-file in dir itself (msched's spool
+// listings and watchers ignore dot-files).
+func New(staging, dir, name string) (*Pending, error) {
+	if name == "" || name != filepath.Base(name) || name[0] == '.' {
+		return nil, fmt.Errorf("atomicfile: bad file name %q", name)
+	}
+	pattern := name + ".*"
+	if staging == "" {
+		staging, pattern = dir, "."+name+".*"
+	}
+	f, err := os.CreateTemp(staging, pattern)
+	if err != nil {
+		return nil, fmt.Errorf("atomicfile: %w", err)
+	}
+	return &Pending{File: f, dir: dir, name: name}, nil
+}
+
+// Commit makes the written data durable and visible under dir/name:
+// fsync the file, close it, rename it into place, fsync dir.
+//
+// The file fsync comes before the rename because, without it, a zero-length
+// or partial file is a valid outcome after a crash that keeps the rename
+// (renameio makes the same point). The directory fsync after the rename makes
+// the new name itself durable; renameio leaves that to the caller, the spool
+// does it here because a job that was "moved" must stay moved.
+func (p *Pending) Commit() error {
+	if p.done {
+		return fmt.Errorf("atomicfile: %s: already committed", p.name)
+	}
+	if err := p.Chmod(Perm); err != nil {
+		return fmt.Errorf("atomicfile: %w", err)
+	}
+	if err := p.Sync(); err != nil {
+		return fmt.Errorf("atomicfile: %w", err)
+	}
+	if err := p.Close(); err != nil {
+		return fmt.Errorf("atomicfile: %w", err)
+	}
+	if err := os.Rename(p.File.Name(), filepath.Join(p.dir, p.name)); err != nil {
+		return fmt.Errorf("atomicfile: %w", err)
+	}
+	p.done = true
+	return SyncDir(p.dir)
+}
+
+// Cleanup removes the temporary file unless Commit succeeded. It is meant
+// to be deferred.
+func (p *Pending) Cleanup() error {
+	if p.done {
+		return nil
+	}
+	p.done = true
+	_ = p.Close() // may already be closed by a failed Commit
+	if err := os.Remove(p.File.Name()); err != nil && !os.IsNotExist(err) {
+		return fmt.Errorf("atomicfile: %w", err)
+	}
+	return nil
+}
+
+// Write writes data to dir/name so that a reader sees either the old file
+// or all of the new one, never a part, and a crash leaves one of the two.
+// The temporary is in staging (see New).
+func Write(staging, dir, name string, data []byte) error {
+	p, err := New(staging, dir, name)
+	if err != nil {
+		return err
+	}
+	defer p.Cleanup()
+	if _, err := p.Write(data); err != nil {
+		return fmt.Errorf("atomicfile: %w", err)
+	}
+	return p.Commit()
+}
+
+// SyncDir fsyncs a directory so that entries created, renamed or removed in
+// it survive a crash.
+func SyncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return fmt.Errorf("atomicfile: %w", err)
+	}
+	err = d.Sync()
+	if cerr := d.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("atomicfile: sync %s: %w", dir, err)
+	}
+	return nil
+}
