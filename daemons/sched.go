@@ -3,6 +3,7 @@ package daemons
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"math"
@@ -43,6 +44,7 @@ type Sched struct {
 	Replan time.Duration
 
 	sp        *spool.Spool
+	cache     *spool.Cache // parsed files of the window and of runnable/ and running/
 	log       *slog.Logger
 	loads     map[string]float64
 	loadsRead time.Time
@@ -73,6 +75,7 @@ func (d *Sched) Run(ctx context.Context) error {
 		d.Replan = time.Second
 	}
 	d.sp = d.Spool.As(spool.Sched)
+	d.cache = d.sp.NewCache()
 	d.log = d.logger("sched")
 	log := d.log
 	if err := d.recover(); err != nil {
@@ -294,14 +297,16 @@ func (d *Sched) cancels() error {
 // reapFinished moves finished jobs to exited/, recording how the prediction
 // compared with the actual run time.
 func (d *Sched) reapFinished() error {
-	es, err := d.sp.List(spool.Finished)
+	names, err := d.sp.Names(spool.Finished)
 	if err != nil {
 		return err
 	}
-	return each(es, func(e spool.Entry) error {
-		j, err := d.sp.Read(spool.Finished, e.Name)
-		if err != nil {
-			d.log.Error("unreadable job file in finished/; left for an operator", "file", e.Name, "err", err)
+	return each(names, func(name string) error {
+		j, err := d.sp.Read(spool.Finished, name)
+		if errors.Is(err, spool.ErrNotFound) {
+			return nil
+		} else if err != nil {
+			d.log.Error("unreadable job file in finished/; left for an operator", "file", name, "err", err)
 			return nil
 		}
 		note := "completion seen"
@@ -323,34 +328,41 @@ func (d *Sched) reapFinished() error {
 // evicted to queued/; and the number of jobs waiting in all. It moves
 // nothing: the cycle moves each job once it knows where it goes.
 func (d *Sched) window() (window, evict []*spool.Job, waiting int, err error) {
-	qs, err := d.sp.List(spool.Queued)
+	// Names, not List: queued/ may hold thousands of jobs, and only the
+	// window's are read (through the cache, which parses a file once).
+	qs, err := d.sp.Names(spool.Queued)
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	ss, err := d.sp.List(spool.Scheduling)
+	ss, err := d.sp.Names(spool.Scheduling)
 	if err != nil {
 		return nil, nil, 0, err
 	}
+	d.cache.Keep(spool.Queued, qs[:min(len(qs), d.Window)])
+	d.cache.Keep(spool.Scheduling, ss)
 	type entry struct {
-		st spool.State
-		e  spool.Entry
+		st   spool.State
+		name string
 	}
 	all := make([]entry, 0, len(qs)+len(ss))
-	for _, e := range qs {
-		all = append(all, entry{spool.Queued, e})
+	for _, n := range qs {
+		all = append(all, entry{spool.Queued, n})
 	}
-	for _, e := range ss {
-		all = append(all, entry{spool.Scheduling, e})
+	for _, n := range ss {
+		all = append(all, entry{spool.Scheduling, n})
 	}
-	sort.SliceStable(all, func(a, b int) bool { return all[a].e.Name < all[b].e.Name })
+	sort.SliceStable(all, func(a, b int) bool { return jidLess(all[a].name, all[b].name) })
 	waiting = len(all)
 	for i, en := range all {
 		if i >= d.Window && en.st == spool.Queued {
 			continue
 		}
-		j, err := d.sp.Read(en.st, en.e.Name)
-		if err != nil {
-			d.unreadable(en.st, en.e.Name, err)
+		j, err := d.cache.Read(en.st, en.name)
+		if errors.Is(err, spool.ErrNotFound) {
+			waiting-- // cancelled by the user, or moved on by a restarted sched
+			continue
+		} else if err != nil {
+			d.unreadable(en.st, en.name, err)
 			waiting--
 			continue
 		}
@@ -361,6 +373,15 @@ func (d *Sched) window() (window, evict []*spool.Job, waiting int, err error) {
 		}
 	}
 	return window, evict, waiting, nil
+}
+
+// jidLess orders JIDs by number: they have a fixed width until the
+// counter outgrows it, after which the longer name is the younger job.
+func jidLess(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
 }
 
 // unreadable reports a job file in sched's directories that does not parse.
@@ -379,12 +400,13 @@ func (d *Sched) snapshot(now time.Time, window []*spool.Job) (policy.Snapshot, m
 	freeAt := map[string]time.Time{}
 	busy := map[string]bool{}
 	for _, st := range []spool.State{spool.Runnable, spool.Running} {
-		es, err := d.sp.List(st)
+		names, err := d.sp.Names(st)
 		if err != nil {
 			return snap, nil, err
 		}
-		for _, e := range es {
-			j, err := d.sp.Read(st, e.Name)
+		d.cache.Keep(st, names)
+		for _, name := range names {
+			j, err := d.cache.Read(st, name)
 			if err != nil || j.Schedule == nil {
 				continue // run owns these; it rejects what it cannot read
 			}

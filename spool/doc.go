@@ -104,20 +104,22 @@
 // Between daemon-owned states, Move(j, from, to) does:
 //
 //	M1  write the new content (history ends in {to}) to tmp/x; fsync x
-//	M2  rename tmp/x → from/J; fsync from/
+//	M2  rename tmp/x → from/J (from/ is not fsynced: M4 commits this too)
 //	M3  rename from/J → to/J
-//	M4  fsync to/ (from/ is not fsynced again: on a journalling file system
-//	    the removal from from/ commits with the arrival in to/; elsewhere a
-//	    crash may keep both names, which the line "after M3" below covers)
+//	M4  fsync to/ (on a file system that journals metadata in order —
+//	    ext4, xfs, btrfs — this commits M2 and the removal from from/ with
+//	    the arrival in to/; elsewhere a crash may keep both names, or lose
+//	    M2 and keep M3, which the line "after M3" below covers)
 //
 // A crash leaves:
 //
 //	before M2   from/J, old content; maybe a stale tmp/x (CleanTmp)
 //	after M2    from/J, new content: a move "in flight" that Recover(from) completes
 //	after M3    to/J (on ext4, xfs, btrfs a rename is atomic across a crash);
-//	            on a file system that is not: maybe from/J and to/J, same content;
-//	            Recover(from) finds the copy in to/ (or further on) with at least as
-//	            long a history and removes from/J
+//	            on a file system that is not: maybe from/J (new or old content)
+//	            and to/J; Recover(from) finds the copy in to/ (or further on) with
+//	            a longer history (at least as long, if from/J's history ends in
+//	            to) and removes from/J
 //
 // From submitted (init):
 //
@@ -151,7 +153,8 @@
 //
 // Every fsync is there for a reason: the file before its rename (else a
 // crash can keep the rename and lose the data — a zero-length job file), the
-// directory after a rename (else the rename itself can be lost). renameio
+// directory after a rename (else the rename itself can be lost; M2's is
+// made durable by M4's, the same journal commit). renameio
 // and go-maildir leave the directory fsync to the caller; the spool does it.
 // On NFS none of this holds (rename and fsync are not atomic or durable in
 // the same way): keep the spool on a local file system.

@@ -6,6 +6,10 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"gopkg.in/yaml.v3"
+
+	"msched/atomicfile"
 )
 
 // Move moves job j from state from to state to. Only the owner of from
@@ -18,8 +22,9 @@ import (
 // windows):
 //
 //  1. write the new content to tmp/, fsync it;
-//  2. rename it over from/<JID>, fsync from/: the owner edits its own file,
-//     which now records the step it is about to take;
+//  2. rename it over from/<JID> (no fsync of from/: see doc.go, M2): the
+//     owner edits its own file, which now records the step it is about to
+//     take;
 //  3. rename from/<JID> to to/<JID>: the one instant at which the job
 //     changes state; it is never in two directories and never in none;
 //  4. fsync to/.
@@ -80,7 +85,9 @@ func (s *Spool) Move(j *Job, from, to State, note string) error {
 		return syncDir(s.tmp)
 	}
 
-	if err := writeAtomic(s.tmp, s.Dir(from), j.file, data); err != nil {
+	// Step 2 without a directory fsync: step 4's fsync of to/ makes the
+	// rename durable with the file itself (see doc.go, M2).
+	if err := atomicfile.WriteNoDirSync(s.tmp, s.Dir(from), j.file, data); err != nil {
 		j.History = old
 		return fmt.Errorf("spool: move %s %s → %s: %w", j.JID, from, to, err)
 	}
@@ -100,17 +107,23 @@ func (s *Spool) Move(j *Job, from, to State, note string) error {
 	return syncDir(s.Dir(to))
 }
 
-// encode marshals j and parses the result back: a daemon must never write a
-// job file that it, or the next owner, cannot read (a bad JID, a history
-// with an unknown state, hosts.count 0 set by code). It costs a parse, about
-// a tenth of a Move's fsyncs.
+// encode marshals j after checking it as Parse would check the file: a
+// daemon must never write a job file that it, or the next owner, cannot
+// read (a bad JID, a history with an unknown state, hosts.count 0 set by
+// code). The checks run on the YAML tree that is then written, so they see
+// what a reader will see; parsing the bytes back would cost as much again as
+// the encoding (TestEncode_ParsesBack holds the two to the same answer).
 func (s *Spool) encode(j *Job) ([]byte, error) {
-	data, err := j.Marshal()
-	if err != nil {
-		return nil, err
+	var n yaml.Node
+	if err := n.Encode(j); err != nil {
+		return nil, fmt.Errorf("spool: marshal job %s: %w", j.JID, err)
 	}
-	if _, err := Parse(j.JID, data); err != nil {
-		return nil, fmt.Errorf("spool: refusing to write job %s: %w", j.JID, err)
+	if ps := validate(j, &n); len(ps) > 0 {
+		return nil, fmt.Errorf("spool: refusing to write job %s: %w", j.JID, &ParseError{File: j.JID, Problems: ps})
+	}
+	data, err := yaml.Marshal(&n)
+	if err != nil {
+		return nil, fmt.Errorf("spool: marshal job %s: %w", j.JID, err)
 	}
 	return data, nil
 }
@@ -199,7 +212,17 @@ func (s *Spool) Recover(st State) ([]Recovered, error) {
 			out = append(out, Recovered{e.Name, "unreadable", err.Error()})
 			continue
 		}
-		if len(j.History) == 0 || j.History[len(j.History)-1].State == st {
+		here := len(j.History) > 0 && j.History[len(j.History)-1].State == st
+		if here {
+			// Normally the job's one copy; after a crash on a file system
+			// that does not keep renames in order, maybe an old copy of a
+			// job that has moved on (M2 lost, M3 kept).
+			if other, ok := s.newerCopy(j, st, 1); ok {
+				if err := os.Remove(filepath.Join(s.Dir(st), j.file)); err != nil && !os.IsNotExist(err) {
+					return out, fmt.Errorf("spool: recover: %w", err)
+				}
+				out = append(out, Recovered{j.JID, "removed-stale", fmt.Sprintf("old copy in %s; the job is in %s", st, other)})
+			}
 			continue
 		}
 		to := j.History[len(j.History)-1].State
@@ -207,7 +230,7 @@ func (s *Spool) Recover(st State) ([]Recovered, error) {
 			out = append(out, Recovered{j.JID, "conflict", fmt.Sprintf("in %s, history ends in %s", st, to)})
 			continue
 		}
-		if other, ok := s.newerCopy(j, st); ok {
+		if other, ok := s.newerCopy(j, st, 0); ok {
 			if err := os.Remove(filepath.Join(s.Dir(st), j.file)); err != nil && !os.IsNotExist(err) {
 				return out, fmt.Errorf("spool: recover: %w", err)
 			}
@@ -229,14 +252,15 @@ func (s *Spool) Recover(st State) ([]Recovered, error) {
 	return out, syncDir(s.Dir(st))
 }
 
-// newerCopy looks for j in the other states with a history at least as long.
-func (s *Spool) newerCopy(j *Job, except State) (State, bool) {
+// newerCopy looks for j in the other states with a history at least more
+// entries longer.
+func (s *Spool) newerCopy(j *Job, except State, more int) (State, bool) {
 	for _, t := range States[1:] {
 		if t == except {
 			continue
 		}
 		o, err := s.Read(t, j.JID)
-		if err == nil && len(o.History) >= len(j.History) {
+		if err == nil && len(o.History) >= len(j.History)+more {
 			return t, true
 		}
 	}

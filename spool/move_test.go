@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,13 @@ func TestRecover_CrashWindows(t *testing.T) {
 			j := place(t, s, Scheduling)
 			midMove(t, s, j, Runnable)
 			writeJob(t, s, Runnable, j) // the same content in both
+			return j
+		}, Runnable, "removed-stale"},
+		{"crash after M3 with M2 lost (renames not kept in order): old copy removed", func(t *testing.T, s *Spool) *Job {
+			j := place(t, s, Scheduling) // from/J keeps its old content
+			r := *j
+			r.History = append(append([]Event(nil), j.History...), Event{State: Runnable, At: time.Now().UTC()})
+			writeJob(t, s, Runnable, &r)
 			return j
 		}, Runnable, "removed-stale"},
 		{"copy already moved on by its new owner: stale copy removed", func(t *testing.T, s *Spool) *Job {
@@ -440,5 +448,56 @@ func TestMove_NeverWritesAnUnreadableFile(t *testing.T) {
 	w := &Job{JID: j.JID, Reason: "bad", state: Queued, file: j.JID}
 	if err := s.Move(w, Queued, Scheduling, ""); err == nil || !strings.Contains(err.Error(), "only go to rejected") {
 		t.Errorf("moved a wrapper to scheduling: %v", err)
+	}
+}
+
+// encode checks the tree it writes instead of parsing its output back; on
+// jobs of every shape the bytes are Marshal's and Parse reads them back to
+// the same job.
+func TestEncode_ParsesBack(t *testing.T) {
+	s := newSpool(t)
+	full := place(t, s, Queued)
+	es := 3
+	full.Schedule = &Schedule{Hosts: []string{"a/cpu0", "b/cpu1"}, PredictedSeconds: 12.5, DecidedAt: time.Now().UTC(), Policy: "ga-xms"}
+	full.Run = &RunInfo{StartedAt: time.Now().UTC(), EndedAt: time.Now().UTC(), ExitStatus: &es, PID: 42, PGID: 42, Attempts: 2, Host: "a/cpu0"}
+	full.Reason, full.CancelRequested = "exit status 3", true
+	full.Walltime = Duration(90 * time.Second)
+	wrapper := &Job{JID: full.JID, User: "bob", SubmittedAt: full.SubmittedAt, History: full.History,
+		Reason: "not YAML", Original: "\xff\xfe binary: [unclosed\n"}
+	moldable := full.Clone()
+	moldable.Hosts = &Hosts{Min: 2, Max: 0, Arch: "x86_64", Cluster: "c1"}
+	for name, j := range map[string]*Job{"full": full, "wrapper": wrapper, "moldable": moldable} {
+		data, err := s.encode(j)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if m, _ := j.Marshal(); string(m) != string(data) {
+			t.Errorf("%s: encode and Marshal differ:\n%s\n%s", name, data, m)
+		}
+		back, err := Parse(j.JID, data)
+		if err != nil {
+			t.Fatalf("%s: written file does not parse: %v\n%s", name, err, data)
+		}
+		back.state, back.file = j.state, j.file
+		if !reflect.DeepEqual(back, j) {
+			t.Errorf("%s: read back\n%+v\nwant\n%+v", name, back, j)
+		}
+	}
+	// What encode refuses, Parse refuses, for the same field.
+	for i, bad := range []func(j *Job){
+		func(j *Job) { j.Hosts = &Hosts{Count: -1} },
+		func(j *Job) { j.History = append(j.History, Event{State: "limbo", At: time.Now()}) },
+		func(j *Job) { j.JID = "J12" },
+		func(j *Job) { j.Command, j.Reason = nil, "" },
+		func(j *Job) { j.Model = &Model{} },
+	} {
+		j := full.Clone()
+		bad(j)
+		_, eerr := s.encode(j)
+		m, _ := j.Marshal()
+		_, perr := Parse(j.JID, m)
+		if eerr == nil || perr == nil {
+			t.Errorf("case %d: encode: %v; parse: %v; want both to refuse", i, eerr, perr)
+		}
 	}
 }

@@ -5,9 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
+	"sync"
 
 	"gopkg.in/yaml.v3"
 )
@@ -92,20 +95,26 @@ func parse(name string, data []byte, submission bool) (*Job, error) {
 		return fail(doc.Line, "", "a job file must be a mapping of fields (name: …, command: […])")
 	}
 
+	// Decode the tree already parsed (parsing is most of the cost), and
+	// check field names against the types as yaml.v3's KnownFields would:
+	// Node.Decode has no strict mode of its own.
 	var j Job
-	strict := yaml.NewDecoder(bytes.NewReader(data))
-	strict.KnownFields(true)
-	if err := strict.Decode(&j); err != nil {
+	unknown := unknownFields(doc, reflect.TypeOf(j), nil, 0)
+	if err := root.Decode(&j); err != nil || len(unknown) > 0 {
 		var te *yaml.TypeError
 		switch {
+		case err == nil:
 		case errors.As(err, &te):
-			for _, s := range te.Errors {
-				pe.Problems = append(pe.Problems, typeProblem(doc, s))
-			}
+			unknown = append(unknown, te.Errors...)
 		default:
 			line, msg := syntaxError(err)
 			pe.Problems = append(pe.Problems, Problem{line, "", msg})
+			return nil, pe
 		}
+		for _, s := range unknown {
+			pe.Problems = append(pe.Problems, typeProblem(doc, s))
+		}
+		sort.SliceStable(pe.Problems, func(a, b int) bool { return pe.Problems[a].Line < pe.Problems[b].Line })
 		return nil, pe
 	}
 	if submission {
@@ -117,6 +126,78 @@ func parse(name string, data []byte, submission bool) (*Job, error) {
 	}
 	return &j, nil
 }
+
+// unknownFields lists, in yaml.v3's words ("line N: field K not found in
+// type T"), the mapping keys of n that name no field of the struct type t,
+// descending into the fields, slices and maps that t's fields are.
+func unknownFields(n *yaml.Node, t reflect.Type, out []string, depth int) []string {
+	if n == nil || depth > 32 {
+		return out
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if reflect.PointerTo(t).Implements(unmarshalerType) {
+		return out // it decodes itself (Duration)
+	}
+	switch n.Kind {
+	case yaml.AliasNode:
+		return unknownFields(n.Alias, t, out, depth+1)
+	case yaml.MappingNode:
+		switch t.Kind() {
+		case reflect.Struct:
+			fields := yamlFields(t)
+			for i := 0; i+1 < len(n.Content); i += 2 {
+				k, v := n.Content[i], n.Content[i+1]
+				ft, ok := fields[k.Value]
+				if !ok {
+					out = append(out, fmt.Sprintf("line %d: field %s not found in type %s", k.Line, k.Value, t))
+					continue
+				}
+				out = unknownFields(v, ft, out, depth+1)
+			}
+		case reflect.Map:
+			for i := 1; i < len(n.Content); i += 2 {
+				out = unknownFields(n.Content[i], t.Elem(), out, depth+1)
+			}
+		}
+	case yaml.SequenceNode:
+		if t.Kind() == reflect.Slice || t.Kind() == reflect.Array {
+			for _, c := range n.Content {
+				out = unknownFields(c, t.Elem(), out, depth+1)
+			}
+		}
+	}
+	return out
+}
+
+var unmarshalerType = reflect.TypeOf((*yaml.Unmarshaler)(nil)).Elem()
+
+// yamlFields maps the YAML keys of struct type t to the fields' types.
+func yamlFields(t reflect.Type) map[string]reflect.Type {
+	if m, ok := fieldCache.Load(t); ok {
+		return m.(map[string]reflect.Type)
+	}
+	m := map[string]reflect.Type{}
+	for i := 0; i < t.NumField(); i++ {
+		f := t.Field(i)
+		if !f.IsExported() {
+			continue
+		}
+		name, _, _ := strings.Cut(f.Tag.Get("yaml"), ",")
+		if name == "-" {
+			continue
+		}
+		if name == "" {
+			name = strings.ToLower(f.Name)
+		}
+		m[name] = f.Type
+	}
+	fieldCache.Store(t, m)
+	return m
+}
+
+var fieldCache sync.Map // reflect.Type → map[string]reflect.Type
 
 var lineRE = regexp.MustCompile(`^(?:yaml: )?line (\d+): (.*)$`)
 

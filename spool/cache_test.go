@@ -1,0 +1,141 @@
+package spool
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"testing"
+	"time"
+)
+
+func TestNames_OldestFirstWithoutDotFiles(t *testing.T) {
+	s := newSpool(t)
+	var want []string
+	for i := 0; i < 12; i++ { // J…10 and up sort after J…9 by number, as by name
+		want = append(want, place(t, s, Queued).JID)
+	}
+	os.WriteFile(filepath.Join(s.Dir(Queued), ".J000001.tmp123"), nil, 0o644)
+	os.Mkdir(filepath.Join(s.Dir(Queued), "J999999"), 0o755)
+	got, err := s.Names(Queued)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("Names = %v, want %v", got, want)
+	}
+	es, _ := s.List(Queued)
+	for i, e := range es {
+		if e.Name != got[i] {
+			t.Fatalf("List and Names disagree at %d: %s, %s", i, e.Name, got[i])
+		}
+	}
+	// submitted/: JIDs (none here) first, then other names in byte order.
+	for _, n := range []string{"b.yaml", "a.yaml"} {
+		if _, err := s.Submit(n, []byte(validJob)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got, _ := s.Names(Submitted); !slices.Equal(got, []string{"a.yaml", "b.yaml"}) {
+		t.Errorf("submitted names %v", got)
+	}
+	if _, err := s.Names("nowhere"); err == nil {
+		t.Error("unknown state accepted")
+	}
+}
+
+func TestCache_ParsesEachVersionOnce(t *testing.T) {
+	s := newSpool(t).As(Sched)
+	c := s.NewCache()
+	j := place(t, s, Queued)
+
+	a, err := c.Read(Queued, j.JID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(a, j) {
+		t.Fatalf("cached read differs from Spool.Read:\n%+v\n%+v", a, j)
+	}
+	// A copy: changing it (as sched does before a Move) does not reach the cache.
+	a.Reason, a.Schedule = "changed", &Schedule{Hosts: []string{"h"}}
+	a.History[0].Note = "changed"
+	b, _ := c.Read(Queued, j.JID)
+	if b.Reason != "" || b.Schedule != nil || b.History[0].Note != "" {
+		t.Errorf("a change to one copy shows in the next read: %+v", b)
+	}
+	if a == b {
+		t.Error("two reads returned the same pointer")
+	}
+
+	// A new version of the same size, written within the same clock tick,
+	// maybe into a reused inode: the bytes decide.
+	j2 := j.Clone()
+	j2.Name = j.Name[:len(j.Name)-1] + "X"
+	writeJob(t, s, Queued, j2)
+	got, err := c.Read(Queued, j.JID)
+	if err != nil || got.Name != j2.Name {
+		t.Errorf("after a rewrite: name %q, %v; want %q", got.Name, err, j2.Name)
+	}
+
+	// Moved away: not found, and forgotten.
+	if err := s.Move(got, Queued, Scheduling, ""); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Read(Queued, j.JID); !errors.Is(err, ErrNotFound) {
+		t.Errorf("read after the move: %v, want ErrNotFound", err)
+	}
+	if n := c.Len(); n != 0 {
+		t.Errorf("%d entries after the file left", n)
+	}
+	if got, err := c.Read(Scheduling, j.JID); err != nil || got.State() != Scheduling || len(got.History) != len(j.History)+1 {
+		t.Errorf("read in the new state: %v, %v", got, err)
+	}
+
+	// A file that no longer parses is an error every time, not a stale copy.
+	os.WriteFile(filepath.Join(s.Dir(Scheduling), j.JID), []byte("command: [\n"), 0o644)
+	for i := 0; i < 2; i++ {
+		var pe *ParseError
+		if _, err := c.Read(Scheduling, j.JID); !errors.As(err, &pe) {
+			t.Errorf("read %d of a damaged file: %v, want a ParseError", i, err)
+		}
+	}
+}
+
+func TestCache_KeepDropsWhatLeft(t *testing.T) {
+	s := newSpool(t)
+	c := s.NewCache()
+	a, b := place(t, s, Queued), place(t, s, Queued)
+	r := place(t, s, Running)
+	for _, x := range []struct {
+		st  State
+		jid string
+	}{{Queued, a.JID}, {Queued, b.JID}, {Running, r.JID}} {
+		if _, err := c.Read(x.st, x.jid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Keep(Queued, []string{b.JID})
+	if c.Len() != 2 {
+		t.Errorf("after Keep: %d entries, want 2 (b and the running job)", c.Len())
+	}
+}
+
+func TestClone_IsDeep(t *testing.T) {
+	es := 3
+	j := &Job{Name: "x", Command: []string{"a"}, Hosts: &Hosts{Count: 2},
+		Model:    &Model{Name: "m", Params: map[string]float64{"N": 1}},
+		History:  []Event{{State: Queued, At: time.Unix(1, 0)}},
+		Schedule: &Schedule{Hosts: []string{"h1"}}, Run: &RunInfo{ExitStatus: &es},
+		state: Queued, file: "J000001"}
+	c := j.Clone()
+	if !reflect.DeepEqual(c, j) {
+		t.Fatalf("clone differs: %+v", c)
+	}
+	c.Command[0], c.Hosts.Count, c.Model.Params["N"], c.History[0].Note = "b", 3, 2, "n"
+	c.Schedule.Hosts[0], *c.Run.ExitStatus = "h2", 4
+	if j.Command[0] != "a" || j.Hosts.Count != 2 || j.Model.Params["N"] != 1 || j.History[0].Note != "" ||
+		j.Schedule.Hosts[0] != "h1" || *j.Run.ExitStatus != 3 {
+		t.Errorf("changing the clone changed the original: %+v", j)
+	}
+}
