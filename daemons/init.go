@@ -25,6 +25,11 @@ type Init struct{ Env }
 // only moves are from claims, which RecoverClaims covers.
 func (d *Init) Run(ctx context.Context) error {
 	log := d.logger("init")
+	release, err := d.exclusive("init")
+	if err != nil {
+		return err
+	}
+	defer release()
 	sp := d.Spool.As(spool.Init)
 	claims, err := sp.RecoverClaims()
 	if err != nil {

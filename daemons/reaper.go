@@ -55,6 +55,11 @@ const (
 // log already holds: it reads them from the log (openAccounting).
 func (d *Reaper) Run(ctx context.Context) error {
 	log := d.logger("reaper")
+	release, err := d.exclusive("reaper")
+	if err != nil {
+		return err
+	}
+	defer release()
 	sp := d.Spool.As(spool.Reaper)
 	acct, err := openAccounting(sp.Path(spool.DirDB))
 	if err != nil {

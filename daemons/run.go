@@ -97,6 +97,11 @@ func (d *Run) Run(ctx context.Context) error {
 	if d.Launcher == nil {
 		return errors.New("daemons: run: no launcher")
 	}
+	release, err := d.exclusive("run")
+	if err != nil {
+		return err
+	}
+	defer release()
 	r := &runner{d: d, sp: d.Spool.As(spool.Run), log: d.logger("run"),
 		max: d.MaxAttempts, tracked: map[string]*runJob{}}
 	if r.max <= 0 {

@@ -74,6 +74,11 @@ func (d *Sched) Run(ctx context.Context) error {
 	if d.Replan <= 0 {
 		d.Replan = time.Second
 	}
+	release, err := d.exclusive("sched")
+	if err != nil {
+		return err
+	}
+	defer release()
 	d.sp = d.Spool.As(spool.Sched)
 	d.cache = d.sp.NewCache()
 	d.log = d.logger("sched")

@@ -35,6 +35,11 @@ type Stats struct {
 // interval, so a restarted scheduler has fresh loads without waiting.
 func (d *Stats) Run(ctx context.Context) error {
 	log := d.logger("stats")
+	release, err := d.exclusive("stats")
+	if err != nil {
+		return err
+	}
+	defer release()
 	store := d.Store
 	if store == nil {
 		var err error

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 )
@@ -137,5 +138,34 @@ func TestClone_IsDeep(t *testing.T) {
 	if j.Command[0] != "a" || j.Hosts.Count != 2 || j.Model.Params["N"] != 1 || j.History[0].Note != "" ||
 		j.Schedule.Hosts[0] != "h1" || *j.Run.ExitStatus != 3 {
 		t.Errorf("changing the clone changed the original: %+v", j)
+	}
+}
+
+func TestLockDaemon_OneOfEachKind(t *testing.T) {
+	s := newSpool(t)
+	release, err := s.LockDaemon("run")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.LockDaemon("run"); !errors.Is(err, ErrDaemonRunning) || !strings.Contains(err.Error(), "pid ") {
+		t.Errorf("second run daemon: %v, want ErrDaemonRunning naming the holder", err)
+	}
+	other, err := s.LockDaemon("sched")
+	if err != nil {
+		t.Errorf("a sched beside the run daemon: %v", err)
+	} else {
+		other()
+	}
+	if err := release(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := s.LockDaemon("run")
+	if err != nil {
+		t.Errorf("after release: %v", err)
+	} else {
+		again()
+	}
+	if _, err := s.LockDaemon("../x"); err == nil {
+		t.Error("bad name accepted")
 	}
 }

@@ -148,6 +148,13 @@ func (s *system) sched(ctx context.Context) (*daemons.Sched, error) {
 	// Closers run last-first: the evaluator stops asking before the
 	// library stops its external model processes.
 	s.closers = append(s.closers, lib.Close)
+	// A second sched would wait for the evaluator's database and fail with
+	// "timeout"; say what is wrong instead (Sched.Run takes the lock for good).
+	release, err := s.sp.LockDaemon("sched")
+	if err != nil {
+		return nil, err
+	}
+	release()
 	octx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	ev, err := evaluator.Open(octx, evaluator.Options{
