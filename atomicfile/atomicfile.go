@@ -59,6 +59,18 @@ func New(staging, dir, name string) (*Pending, error) {
 // the new name itself durable; renameio leaves that to the caller, the spool
 // does it here because a job that was "moved" must stay moved.
 func (p *Pending) Commit() error {
+	if err := p.CommitNoDirSync(); err != nil {
+		return err
+	}
+	return SyncDir(p.dir)
+}
+
+// CommitNoDirSync is Commit without the fsync of the directory: the data is
+// durable before the rename, the rename itself is not yet. It is for a
+// caller that makes it durable with a later fsync: on a file system that
+// journals metadata in order (ext4, xfs, btrfs), an fsync of any directory
+// commits every rename made before it.
+func (p *Pending) CommitNoDirSync() error {
 	if p.done {
 		return fmt.Errorf("atomicfile: %s: already committed", p.name)
 	}
@@ -75,7 +87,7 @@ func (p *Pending) Commit() error {
 		return fmt.Errorf("atomicfile: %w", err)
 	}
 	p.done = true
-	return SyncDir(p.dir)
+	return nil
 }
 
 // Cleanup removes the temporary file unless Commit succeeded. It is meant
@@ -105,6 +117,19 @@ func Write(staging, dir, name string, data []byte) error {
 		return fmt.Errorf("atomicfile: %w", err)
 	}
 	return p.Commit()
+}
+
+// WriteNoDirSync is Write with CommitNoDirSync.
+func WriteNoDirSync(staging, dir, name string, data []byte) error {
+	p, err := New(staging, dir, name)
+	if err != nil {
+		return err
+	}
+	defer p.Cleanup()
+	if _, err := p.Write(data); err != nil {
+		return fmt.Errorf("atomicfile: %w", err)
+	}
+	return p.CommitNoDirSync()
 }
 
 // SyncDir fsyncs a directory so that entries created, renamed or removed in

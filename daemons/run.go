@@ -69,13 +69,14 @@ type runner struct {
 // writer of its job file, except that the scan loop records a cancel
 // request; mu serialises the two.
 type runJob struct {
-	mu        sync.Mutex
-	j         *spool.Job
-	spec      launch.Spec
-	h         launch.Handle  // nil until the shepherd runs
-	cancel    *spool.Control // a cancel request not yet acted on
-	cancelled bool           // the request was acted on
-	done      bool           // the job has left runnable/running
+	mu         sync.Mutex
+	j          *spool.Job
+	spec       launch.Spec
+	h          launch.Handle  // nil until the shepherd runs
+	cancel     *spool.Control // a cancel request not yet acted on
+	cancelled  bool           // the request was acted on
+	pidPending bool           // pid and pgid set but not yet written (pidGrace)
+	done       bool           // the job has left runnable/running
 }
 
 // Run serves runnable/ and running/ until ctx is done; jobs it started keep
@@ -301,6 +302,8 @@ func (r *runner) cancelRunning(rj *runJob) {
 	rj.j.CancelRequested = true
 	if err := r.sp.Update(rj.j); err != nil {
 		r.log.Error("cannot record cancel_requested", "jid", rj.j.JID, "err", err)
+	} else {
+		rj.pidPending = false // written with it
 	}
 	r.doneControl(*rj.cancel)
 	r.log.Info("cancelled", "jid", rj.j.JID)
@@ -397,18 +400,12 @@ func (r *runner) start(rj *runJob) bool {
 		rj.mu.Unlock()
 		return false
 	}
-	rec := r.awaitPgid(rj.spec)
+	rec := r.awaitPgid(h, rj.spec)
 	rj.mu.Lock()
 	defer rj.mu.Unlock()
 	rj.h = h
 	j.Run.PID, j.Run.PGID = h.Pid(), rec.Pgid
-	if _, err := os.Lstat(rj.spec.ResultPath); err != nil {
-		// Not worth two fsyncs for a job that has already ended: its final
-		// Move records the same.
-		if err := r.sp.Update(j); err != nil {
-			r.log.Error("cannot record pid", "jid", j.JID, "err", err)
-		}
-	}
+	rj.pidPending = true // recorded by follow (pidGrace) or the final Move
 	if rj.cancel != nil {
 		r.cancelRunning(rj)
 	}
@@ -420,9 +417,24 @@ func (r *runner) start(rj *runJob) bool {
 // group: an exec and the start of the job, milliseconds on a busy machine.
 const pgidWait = 2 * time.Second
 
-// awaitPgid reads the pid file until it names the job's process group, the
-// job has ended (result file) or pgidWait passes.
-func (r *runner) awaitPgid(s launch.Spec) launch.PidFile {
+// awaitPgid waits until the shepherd names the job's process group, the job
+// has ended or pgidWait passes: through the shepherd's start notice when the
+// handle has one, else by reading the pid file.
+func (r *runner) awaitPgid(h launch.Handle, s launch.Spec) launch.PidFile {
+	if sn, ok := h.(launch.StartNotifier); ok {
+		t := time.NewTimer(pgidWait)
+		defer t.Stop()
+		select {
+		case rec, ok := <-sn.Started():
+			if ok && rec.Pgid != 0 {
+				return rec
+			}
+		case <-t.C:
+		case <-r.ctx.Done():
+		}
+		rec, _ := launch.ReadPidFile(s.PidPath)
+		return rec
+	}
 	deadline := time.Now().Add(pgidWait)
 	for d := time.Millisecond; ; d = min(2*d, 50*time.Millisecond) {
 		rec, err := launch.ReadPidFile(s.PidPath)
@@ -439,7 +451,16 @@ func (r *runner) awaitPgid(s launch.Spec) launch.PidFile {
 // follow waits for a started job's result and records it. If the daemon is
 // stopping it returns at once: the job goes on under its shepherd.
 func (r *runner) follow(rj *runJob) {
-	res, err := rj.h.Wait(r.ctx)
+	// A job that ends within pidGrace has its pid recorded by its final
+	// Move; one still running then gets it recorded now: one write, not
+	// two, for the many short jobs.
+	gctx, cancel := context.WithTimeout(r.ctx, pidGrace)
+	res, err := rj.h.Wait(gctx)
+	cancel()
+	if r.ctx.Err() == nil && gctx.Err() != nil {
+		r.recordPid(rj)
+		res, err = rj.h.Wait(r.ctx)
+	}
 	if r.ctx.Err() != nil {
 		return
 	}
@@ -453,6 +474,24 @@ func (r *runner) follow(rj *runJob) {
 		res = launch.Result{EndedAt: time.Now(), ExitStatus: -1, Reason: "result unreadable: " + err.Error()}
 	}
 	r.record(rj, res)
+}
+
+// pidGrace is how long a started job may run before its pid and process
+// group are written into its job file (for `msched status` and the web
+// page; the launch files hold them from the start, for the daemon).
+const pidGrace = 100 * time.Millisecond
+
+// recordPid writes the pid and process group of a running job into its file.
+func (r *runner) recordPid(rj *runJob) {
+	rj.mu.Lock()
+	defer rj.mu.Unlock()
+	if !rj.pidPending || rj.done {
+		return
+	}
+	rj.pidPending = false
+	if err := r.sp.Update(rj.j); err != nil {
+		r.log.Error("cannot record pid", "jid", rj.j.JID, "err", err)
+	}
 }
 
 // record writes a job's Result into its file and moves it to finished/, or

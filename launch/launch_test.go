@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync/atomic"
@@ -536,5 +537,65 @@ func runTrue(b *testing.B, l Local, dir, jid string) {
 	res, err := h.Wait(context.Background())
 	if err != nil || !res.OK() {
 		b.Fatal(res, err)
+	}
+}
+
+// The shepherd tells Local's handle when the job has started, with the
+// record the pid file holds, so the daemon need not poll; and the job does
+// not keep the notice pipe open (it would hold the reader until the job's
+// end). A job that never starts closes the channel without a record.
+func TestLocal_StartedNotice(t *testing.T) {
+	spec := newSpec(t, "sh", "-c", "ls -l /proc/$$/fd; sleep 30")
+	h, err := testLocal(t).Start(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sn, ok := h.(StartNotifier)
+	if !ok {
+		t.Fatal("Local's handle is not a StartNotifier")
+	}
+	select {
+	case rec, ok := <-sn.Started():
+		if !ok || rec.Pgid == 0 || rec.Shepherd != h.Pid() {
+			t.Fatalf("start notice %+v (ok %v), want the job's pgid and shepherd %d", rec, ok, h.Pid())
+		}
+		if _, more := <-sn.Started(); more {
+			t.Error("second notice")
+		}
+		onDisk, err := ReadPidFile(spec.PidPath)
+		if err != nil || onDisk.Pgid != rec.Pgid {
+			t.Errorf("pid file %+v (%v), notice %+v", onDisk, err, rec)
+		}
+	case <-time.After(waitBound):
+		t.Fatal("no start notice while the job runs")
+	}
+	var fds string
+	for deadline := time.Now().Add(waitBound); fds == "" && time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+		fds = readFile(t, spec.Stdout)
+	}
+	h.Cancel()
+	wait(t, h)
+	if fds == "" {
+		t.Fatal("the job listed no descriptors")
+	}
+	if regexp.MustCompile(` 4 -> pipe:`).MatchString(fds) {
+		t.Errorf("the job inherited the notice pipe (descriptor 4):\n%s", fds)
+	}
+
+	spec = newSpec(t, "no-such-program-xyz")
+	h, err = testLocal(t).Start(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case rec, ok := <-h.(StartNotifier).Started():
+		if ok {
+			t.Errorf("notice %+v for a job that never started", rec)
+		}
+	case <-time.After(waitBound):
+		t.Fatal("the notice channel stayed open for a job that never started")
+	}
+	if res := wait(t, h); !res.StartError {
+		t.Errorf("got %+v, want a start error", res)
 	}
 }

@@ -37,6 +37,15 @@ type Handle interface {
 	Pid() int
 }
 
+// A StartNotifier is a Handle that hears from its shepherd when the job has
+// started: Started delivers the shepherd's PidFile record (with the job's
+// process group) and is then closed, or is closed without one if the job
+// never started. Local's handles are; adopted ones are not (poll the pid
+// file).
+type StartNotifier interface {
+	Started() <-chan PidFile
+}
+
 var (
 	// ErrLost means the shepherd ended without writing a Result: the job
 	// was lost in flight and may be re-queued (what was left of it has been
@@ -88,35 +97,61 @@ func (l Local) Start(ctx context.Context, spec Spec) (Handle, error) {
 			return nil, fmt.Errorf("launch: %w", err)
 		}
 	}
+	readyR, readyW, err := os.Pipe()
+	if err != nil {
+		return nil, fmt.Errorf("launch: %w", err)
+	}
+	spec.ReadyFD = 4 // ExtraFiles[1]
 	data, err := json.Marshal(spec)
 	if err != nil {
+		readyR.Close()
+		readyW.Close()
 		return nil, fmt.Errorf("launch: %w", err)
 	}
 	stdin, err := specReader(data)
 	if err != nil {
+		readyR.Close()
+		readyW.Close()
 		return nil, err
 	}
 	cmd := &exec.Cmd{
 		Path:        exe,
 		Args:        append([]string{exe}, args...),
 		Stdin:       stdin,
-		ExtraFiles:  []*os.File{lock}, // descriptor 3 in the shepherd
+		ExtraFiles:  []*os.File{lock, readyW}, // descriptors 3 and 4 in the shepherd
 		SysProcAttr: &syscall.SysProcAttr{Setsid: true},
 	}
 	err = cmd.Start()
 	if f, ok := stdin.(*os.File); ok {
 		f.Close()
 	}
+	readyW.Close() // the shepherd has its copy
 	if err != nil {
+		readyR.Close()
 		return nil, fmt.Errorf("launch: starting shepherd: %w", err)
 	}
-	h := &localHandle{spec: spec, cmd: cmd, done: make(chan struct{})}
+	h := &localHandle{spec: spec, cmd: cmd, done: make(chan struct{}), ready: make(chan PidFile, 1)}
 	go func() {
 		h.waitErr = cmd.Wait() // reaps the shepherd even if nobody Waits
 		close(h.done)
 	}()
+	go func() {
+		// One line once the job's process group exists; EOF if it never
+		// does (or the shepherd dies). Bounded by the shepherd's life.
+		defer readyR.Close()
+		defer close(h.ready)
+		var rec PidFile
+		if err := json.NewDecoder(readyR).Decode(&rec); err == nil {
+			h.ready <- rec
+		}
+	}()
 	return h, nil
 }
+
+// Started is closed when the shepherd has started the job, after
+// delivering its PidFile record (with the job's process group), or
+// without one if the job never started or the shepherd died first.
+func (h *localHandle) Started() <-chan PidFile { return h.ready }
 
 // specReader hands the spec over through a pipe filled before the fork, so
 // that the shepherd gets all of it even if the daemon dies right after the
@@ -146,6 +181,7 @@ type localHandle struct {
 	spec      Spec
 	cmd       *exec.Cmd
 	done      chan struct{}
+	ready     chan PidFile // Started
 	waitErr   error
 	cancelled atomic.Bool
 

@@ -61,6 +61,8 @@ func Shepherd(ctx context.Context, spec Spec) error {
 	if err != nil {
 		return err
 	}
+	ready := readyPipe(spec.ReadyFD)
+	defer ready.Close() // no line: the job never started
 	lock, err := inheritOrLock(spec.PidPath)
 	if err != nil {
 		return err
@@ -77,6 +79,12 @@ func Shepherd(ctx context.Context, spec Spec) error {
 	res := runJob(ctx, spec, sigs, func(pgid int, start uint64) {
 		rec.Pgid, rec.JobStart = pgid, start
 		writeRecord(lock, rec) // best effort: Cancel falls back to the shepherd
+		if ready != nil {
+			if line, err := json.Marshal(rec); err == nil {
+				ready.Write(append(line, '\n')) // EPIPE if the daemon is gone: fine
+			}
+			ready.Close()
+		}
 	})
 	data, err := json.MarshalIndent(res, "", "  ")
 	if err != nil {
@@ -281,6 +289,19 @@ func openOutputs(stdoutPath, stderrPath string) (stdout, stderr *os.File, err er
 		return nil, nil, err
 	}
 	return stdout, stderr, nil
+}
+
+// readyPipe returns Spec.ReadyFD as a file, made close-on-exec so that the
+// job does not inherit it (the daemon's reader would then wait for the
+// job's end, not its start); nil when there is none. The descriptor must be
+// a pipe: anything else was not handed over by Local.Start and is left alone.
+func readyPipe(fd int) *os.File {
+	var st syscall.Stat_t
+	if fd <= 2 || syscall.Fstat(fd, &st) != nil || st.Mode&syscall.S_IFMT != syscall.S_IFIFO {
+		return nil
+	}
+	syscall.CloseOnExec(fd)
+	return os.NewFile(uintptr(fd), "ready")
 }
 
 // inheritOrLock returns the locked pid file: file descriptor 3 when it is

@@ -45,6 +45,12 @@ type Spec struct {
 	// HostfilePath is where the host file is written; "" means
 	// <dir of ResultPath>/<JID>.hosts.
 	HostfilePath string `json:"hostfile_path,omitempty"`
+	// ReadyFD, when not 0, is a descriptor (a pipe from Local.Start) on
+	// which the shepherd writes its PidFile record as one JSON line once the
+	// job's process group exists, then closes it; it closes it without a
+	// line if the job never starts. The daemon learns the job's process
+	// group at once instead of polling the pid file.
+	ReadyFD int `json:"ready_fd,omitempty"`
 }
 
 // Files lists the files a launch of s may create (pid file, result file,
