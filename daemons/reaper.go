@@ -156,7 +156,7 @@ func (rp *reaping) reap(ctx context.Context, jobs []*spool.Job) error {
 		}
 		rep := notify.RenderAccuracy(j, rp.sp.Path(spool.DirOutput), acc)
 		text := fmt.Sprintf("To: %s\nSubject: %s\n\n%s", rep.To, rep.Subject, rep.Body)
-		if err := spool.WriteAtomic(rp.sp.Path(spool.DirReports), j.JID+".txt", []byte(text)); err != nil {
+		if err := rp.sp.WriteFile(rp.sp.Path(spool.DirReports), j.JID+".txt", []byte(text)); err != nil {
 			return fmt.Errorf("daemons: reaper: report %s: %w", j.JID, err)
 		}
 		mu.Lock()

@@ -1,6 +1,10 @@
 package spool
 
-import "msched/atomicfile"
+import (
+	"os"
+
+	"msched/atomicfile"
+)
 
 // FilePerm is the mode of every file the spool writes: the web page and the
 // status command read job files, reports and db files as other users.
@@ -25,8 +29,28 @@ func WriteAtomic(dir, name string, data []byte) error {
 	return atomicfile.Write("", dir, name, data)
 }
 
-func writeAtomic(staging, dir, name string, data []byte) error {
-	return atomicfile.Write(staging, dir, name, data)
+// write writes data to dir/name atomically: through the view's pool of
+// recycled staging files when it has one (a daemon's view: see As), else
+// through a new temporary in its staging directory. syncDir false leaves
+// the directory's fsync to a later one (Move's M2).
+func (s *Spool) write(dir, name string, data []byte, syncDir bool) error {
+	if s.pool != nil {
+		return s.pool.Write(dir, name, data, syncDir)
+	}
+	if syncDir {
+		return atomicfile.Write(s.stage, dir, name, data)
+	}
+	return atomicfile.WriteNoDirSync(s.stage, dir, name, data)
+}
+
+// discard removes a file whose content has served (a judged claim, a
+// reported job file): into the view's pool for reuse when it has one, else
+// deleted.
+func (s *Spool) discard(path string) error {
+	if s.pool != nil {
+		return s.pool.Adopt(path)
+	}
+	return os.Remove(path)
 }
 
 func syncDir(dir string) error { return atomicfile.SyncDir(dir) }

@@ -169,3 +169,33 @@ func TestLockDaemon_OneOfEachKind(t *testing.T) {
 		t.Error("bad name accepted")
 	}
 }
+
+// Each daemon stages its writes in a directory of its own, which Open makes
+// in spools created before there were any, and leaves nothing there.
+func TestStaging_PerDaemon(t *testing.T) {
+	s := newSpool(t)
+	for _, d := range stagingDaemons {
+		os.Remove(filepath.Join(s.tmp, string(d)))
+	}
+	s, err := Open(s.Root())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sched := s.As(Sched)
+	if sched.stage != filepath.Join(s.tmp, "sched") || s.stage != s.tmp || s.As(Submitter).stage != s.tmp {
+		t.Errorf("staging: sched %s, plain %s", sched.stage, s.stage)
+	}
+	if fi, err := os.Stat(sched.stage); err != nil || !fi.IsDir() {
+		t.Fatalf("Open did not make %s: %v", sched.stage, err)
+	}
+	j := place(t, s, Queued)
+	if err := sched.Move(j, Queued, Scheduling, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := sched.WriteFile(s.Path(DirDB), "x", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if left := junk(t, s); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}

@@ -34,7 +34,7 @@ func (s *Spool) RequestCancel(jid string) error {
 		return fmt.Errorf("spool: cancel: %q is not a job id", jid)
 	}
 	body := s.now().Format(time.RFC3339Nano) + "\n"
-	return writeAtomic(s.tmp, s.Path(DirControl), Cancel+"."+jid, []byte(body))
+	return s.write(s.Path(DirControl), Cancel+"."+jid, []byte(body), true)
 }
 
 // Controls lists pending requests, oldest JID first. Unrecognised files are

@@ -3,8 +3,11 @@ package spool
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
+
+	"msched/atomicfile"
 )
 
 const validJob = `name: particles
@@ -100,6 +103,15 @@ func junk(t testing.TB, s *Spool) []string {
 			t.Fatal(err)
 		}
 		for _, e := range es {
+			if d == DirTmp && e.IsDir() {
+				staged, _ := os.ReadDir(filepath.Join(s.root, d, e.Name())) // tmp/<daemon>/
+				for _, f := range staged {
+					if !strings.HasPrefix(f.Name(), atomicfile.PoolPrefix) { // the daemon's pool: not junk
+						out = append(out, filepath.Join(d, e.Name(), f.Name()))
+					}
+				}
+				continue
+			}
 			if d == DirTmp || e.Name()[0] == '.' {
 				out = append(out, filepath.Join(d, e.Name()))
 			}

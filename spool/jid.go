@@ -100,7 +100,7 @@ func (s *Spool) NextJIDs(n int) ([]string, error) {
 		return nil, fmt.Errorf("spool: jid: %w", err)
 	}
 	next := last + int64(n)
-	if err := writeAtomic(s.tmp, db, jidFile, []byte(strconv.FormatInt(next, 10)+"\n")); err != nil {
+	if err := s.write(db, jidFile, []byte(strconv.FormatInt(next, 10)+"\n"), true); err != nil {
 		return nil, fmt.Errorf("spool: jid: %w", err)
 	}
 	jids := make([]string, n)

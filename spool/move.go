@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -74,11 +75,11 @@ func (s *Spool) Move(j *Job, from, to State, note string) error {
 		return err
 	}
 	if from == Submitted {
-		if err := writeAtomic(s.tmp, s.Dir(to), j.JID, data); err != nil {
+		if err := s.write(s.Dir(to), j.JID, data, true); err != nil {
 			j.History = old
 			return fmt.Errorf("spool: move %s %s → %s: %w", j.JID, from, to, err)
 		}
-		if err := os.Remove(src); err != nil {
+		if err := s.discard(src); err != nil {
 			return fmt.Errorf("spool: move %s: remove claim: %w", j.JID, err)
 		}
 		j.state, j.file = to, j.JID
@@ -87,7 +88,7 @@ func (s *Spool) Move(j *Job, from, to State, note string) error {
 
 	// Step 2 without a directory fsync: step 4's fsync of to/ makes the
 	// rename durable with the file itself (see doc.go, M2).
-	if err := atomicfile.WriteNoDirSync(s.tmp, s.Dir(from), j.file, data); err != nil {
+	if err := s.write(s.Dir(from), j.file, data, false); err != nil {
 		j.History = old
 		return fmt.Errorf("spool: move %s %s → %s: %w", j.JID, from, to, err)
 	}
@@ -96,7 +97,7 @@ func (s *Spool) Move(j *Job, from, to State, note string) error {
 		// never took; if even that fails, Recover completes the move.
 		j.History = old
 		if back, merr := j.Marshal(); merr == nil {
-			_ = writeAtomic(s.tmp, s.Dir(from), j.file, back)
+			_ = s.write(s.Dir(from), j.file, back, true)
 		}
 		return fmt.Errorf("spool: move %s %s → %s: %w", j.JID, from, to, err)
 	}
@@ -146,7 +147,7 @@ func (s *Spool) Update(j *Job) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(s.tmp, s.Dir(j.state), j.file, data); err != nil {
+	if err := s.write(s.Dir(j.state), j.file, data, true); err != nil {
 		return fmt.Errorf("spool: update %s: %w", j.JID, err)
 	}
 	return nil
@@ -161,7 +162,7 @@ func (s *Spool) Remove(j *Job) error {
 	if err := s.mayWrite("remove "+j.JID, j.state); err != nil {
 		return err
 	}
-	if err := os.Remove(filepath.Join(s.Dir(j.state), j.file)); err != nil {
+	if err := s.discard(filepath.Join(s.Dir(j.state), j.file)); err != nil {
 		if os.IsNotExist(err) {
 			return fmt.Errorf("spool: remove %s: %w", j.JID, ErrNotFound)
 		}
@@ -268,20 +269,27 @@ func (s *Spool) newerCopy(j *Job, except State, more int) (State, bool) {
 }
 
 // CleanTmp removes staging files older than age: files in tmp/ other than
-// claims, and dot-files in the other directories, left by writers that
+// claims, files in the daemons' staging directories tmp/<daemon>/, and
+// dot-files in the other directories, left by writers that
 // crashed between creating and renaming them. The reaper calls it; age must
 // exceed the longest write (a minute is plenty) so live writes are spared.
 func (s *Spool) CleanTmp(age time.Duration) (int, error) {
 	cutoff := s.now().Add(-age)
 	n := 0
-	for _, d := range layout() {
+	dirs := layout()
+	for _, d := range stagingDaemons {
+		dirs = append(dirs, filepath.Join(DirTmp, string(d)))
+	}
+	for _, d := range dirs {
 		es, err := os.ReadDir(filepath.Join(s.root, d))
 		if err != nil {
 			return n, fmt.Errorf("spool: clean: %w", err)
 		}
 		for _, e := range es {
 			name := e.Name()
-			staging := name[0] == '.'
+			// In tmp/<daemon>/ all is staging but the daemon's pool of
+			// recycled files (bounded, and adopted by its next start).
+			staging := name[0] == '.' || filepath.Dir(d) == DirTmp && !strings.HasPrefix(name, atomicfile.PoolPrefix)
 			if d == DirTmp {
 				_, _, _, claim := splitClaim(name)
 				staging = !claim

@@ -391,8 +391,9 @@ func TestCleanTmp(t *testing.T) {
 	n, _ := s.Submit("a.yaml", []byte(validJob))
 	c, _ := s.Claim(n)
 	old := time.Now().Add(-time.Hour)
-	stale := []string{filepath.Join(s.tmp, "J000009.123"), filepath.Join(s.Path(DirDB), ".jid.456")}
-	fresh := filepath.Join(s.tmp, "J000010.789")
+	stale := []string{filepath.Join(s.tmp, "J000009.123"), filepath.Join(s.Path(DirDB), ".jid.456"),
+		filepath.Join(s.As(Run).stage, "J000011.321")}
+	fresh := filepath.Join(s.As(Sched).stage, "J000010.789")
 	for _, p := range append(stale, fresh) {
 		os.WriteFile(p, []byte("x"), 0o644)
 	}
@@ -401,10 +402,10 @@ func TestCleanTmp(t *testing.T) {
 	}
 	os.Chtimes(filepath.Join(s.tmp, c.file), old, old)
 	got, err := s.CleanTmp(time.Minute)
-	if err != nil || got != 2 {
-		t.Errorf("cleaned %d, %v; want 2", got, err)
+	if err != nil || got != 3 {
+		t.Errorf("cleaned %d, %v; want 3", got, err)
 	}
-	for _, p := range []string{fresh, filepath.Join(s.tmp, c.file)} {
+	for _, p := range []string{fresh, filepath.Join(s.tmp, c.file), s.As(Run).stage} {
 		if _, err := os.Lstat(p); err != nil {
 			t.Errorf("%s removed: %v", p, err)
 		}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/spf13/viper"
 
+	"msched/atomicfile"
 	"msched/hoststat"
 	"msched/launch"
 	"msched/spool"
@@ -243,10 +244,21 @@ func checkDrained(t *testing.T, sp *spool.Spool, crashed bool) {
 	if l := spoolListing(sp); l != "" {
 		t.Errorf("jobs left in the spool:\n%s", l)
 	}
-	for _, dir := range []string{spool.DirControl, spool.DirTmp} {
+	dirs := []string{spool.DirControl, spool.DirTmp}
+	if des, _ := os.ReadDir(sp.Path(spool.DirTmp)); des != nil {
+		for _, d := range des {
+			if d.IsDir() { // a daemon's staging directory, tmp/<daemon>/
+				dirs = append(dirs, filepath.Join(spool.DirTmp, d.Name()))
+			}
+		}
+	}
+	for _, dir := range dirs {
 		des, _ := os.ReadDir(sp.Path(dir))
 		for _, d := range des {
-			if crashed && dir == spool.DirTmp && !strings.HasPrefix(d.Name(), "claim.") {
+			if d.IsDir() && dir == spool.DirTmp || strings.HasPrefix(d.Name(), atomicfile.PoolPrefix) {
+				continue // a staging directory; a daemon's pool of recycled files
+			}
+			if crashed && dir != spool.DirControl && !strings.HasPrefix(d.Name(), "claim.") {
 				t.Logf("staging file left in tmp/ by a killed daemon: %s", d.Name())
 				continue
 			}

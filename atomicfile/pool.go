@@ -1,0 +1,209 @@
+package atomicfile
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+
+	"golang.org/x/sys/unix"
+)
+
+// PoolPrefix starts the names of a Pool's files.
+const PoolPrefix = "pool."
+
+// poolCap bounds the files a Pool keeps; beyond it, returned files are
+// deleted as before.
+const poolCap = 64
+
+// A Pool recycles the temporaries of atomic writes. Write fills a pool file,
+// fsyncs it and, when the target exists, swaps the two names in one atomic
+// step (renameat2 RENAME_EXCHANGE): the target now has the new content and
+// the pool file the old, to be overwritten by the next Write. A stream of
+// replacements of existing files, which is most of what a spool daemon
+// writes, then allocates and frees no inodes. That matters: creating a file
+// on ext4 costs more the more files were deleted near it lately (without a
+// journal, ext4 scans past every inode freed in the last minutes before it
+// reuses one), and every freed file is a discard on a disk mounted with
+// -o discard. The swap is as atomic as a rename: a reader or a crash sees the
+// old target or the new. Where RENAME_EXCHANGE is not supported, Write falls
+// back to a plain rename.
+//
+// A Pool owns its directory: one process (one daemon) uses it at a time.
+// Its files hold nothing of value between writes.
+type Pool struct {
+	dir        string
+	mu         sync.Mutex
+	free       []string
+	next       int64
+	noExchange atomic.Bool
+}
+
+var (
+	poolsMu sync.Mutex
+	pools   = map[string]*Pool{}
+)
+
+// PoolFor returns the process's Pool for dir (made on first use), adopting
+// the pool files a previous process left there.
+func PoolFor(dir string) *Pool {
+	poolsMu.Lock()
+	defer poolsMu.Unlock()
+	if p := pools[dir]; p != nil {
+		return p
+	}
+	p := &Pool{dir: dir}
+	if des, err := os.ReadDir(dir); err == nil {
+		for _, d := range des {
+			n, ok := strings.CutPrefix(d.Name(), PoolPrefix)
+			if !ok || !d.Type().IsRegular() {
+				continue
+			}
+			if i, err := strconv.ParseInt(n, 10, 64); err == nil && i >= p.next {
+				p.next = i + 1
+			}
+			if len(p.free) < poolCap {
+				p.free = append(p.free, filepath.Join(dir, d.Name()))
+			}
+		}
+	}
+	pools[dir] = p
+	return p
+}
+
+// Dir is the pool's directory.
+func (p *Pool) Dir() string { return p.dir }
+
+// take returns a pool file opened for writing, empty.
+func (p *Pool) take() (*os.File, error) {
+	p.mu.Lock()
+	var path string
+	if n := len(p.free); n > 0 {
+		path, p.free = p.free[n-1], p.free[:n-1]
+	}
+	p.mu.Unlock()
+	if path != "" {
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, Perm)
+		if err == nil {
+			return f, nil
+		}
+		if !errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("atomicfile: %w", err)
+		}
+	}
+	for {
+		f, err := os.OpenFile(p.newName(), os.O_WRONLY|os.O_CREATE|os.O_EXCL, Perm)
+		if errors.Is(err, os.ErrExist) {
+			continue
+		}
+		if err != nil {
+			return nil, fmt.Errorf("atomicfile: %w", err)
+		}
+		return f, nil
+	}
+}
+
+func (p *Pool) newName() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.next++
+	return filepath.Join(p.dir, PoolPrefix+strconv.FormatInt(p.next-1, 10))
+}
+
+// give takes back a pool file (after a swap it holds the target's old
+// content); beyond poolCap the file is deleted.
+func (p *Pool) give(path string) {
+	p.mu.Lock()
+	if len(p.free) < poolCap {
+		p.free = append(p.free, path)
+		path = ""
+	}
+	p.mu.Unlock()
+	if path != "" {
+		os.Remove(path)
+	}
+}
+
+// Write replaces (or creates) dir/name with data, as atomically as Write of
+// this package, through a pool file; dir is fsynced when syncDir is set (see
+// Pending.CommitNoDirSync for when it may be left to a later fsync).
+func (p *Pool) Write(dir, name string, data []byte, syncDir bool) error {
+	if name == "" || name != filepath.Base(name) || name[0] == '.' {
+		return fmt.Errorf("atomicfile: bad file name %q", name)
+	}
+	target := filepath.Join(dir, name)
+	f, err := p.take()
+	if err != nil {
+		return err
+	}
+	path := f.Name()
+	fail := func(err error) error {
+		f.Close()
+		p.give(path)
+		return fmt.Errorf("atomicfile: %w", err)
+	}
+	if _, err := f.Write(data); err != nil {
+		return fail(err)
+	}
+	// A recycled file may have been anything with any mode (an adopted
+	// claim keeps its submitter's).
+	if err := f.Chmod(Perm); err != nil {
+		return fail(err)
+	}
+	if err := f.Sync(); err != nil {
+		return fail(err)
+	}
+	if err := f.Close(); err != nil {
+		p.give(path)
+		return fmt.Errorf("atomicfile: %w", err)
+	}
+	swapped := false
+	if !p.noExchange.Load() {
+		err := unix.Renameat2(unix.AT_FDCWD, path, unix.AT_FDCWD, target, unix.RENAME_EXCHANGE)
+		switch {
+		case err == nil:
+			swapped = true
+		case errors.Is(err, unix.EINVAL), errors.Is(err, unix.ENOSYS), errors.Is(err, unix.EOPNOTSUPP):
+			p.noExchange.Store(true) // this file system cannot: rename from now on
+		case errors.Is(err, unix.ENOENT):
+			// No target yet (or, impossible here, no pool file): rename.
+		default:
+			p.give(path)
+			return fmt.Errorf("atomicfile: exchange %s: %w", target, err)
+		}
+	}
+	if swapped {
+		p.give(path)
+	} else if err := os.Rename(path, target); err != nil {
+		p.give(path)
+		return fmt.Errorf("atomicfile: %w", err)
+	}
+	if syncDir {
+		return SyncDir(dir)
+	}
+	return nil
+}
+
+// Adopt takes an existing file whose content has served (a job file that is
+// reported, a claim that is judged) into the pool instead of deleting it:
+// its name goes away as with os.Remove, without freeing its inode. The
+// caller fsyncs the file's old directory if the removal must be durable. A
+// full pool deletes the file.
+func (p *Pool) Adopt(path string) error {
+	p.mu.Lock()
+	full := len(p.free) >= poolCap
+	p.mu.Unlock()
+	if full {
+		return os.Remove(path)
+	}
+	to := p.newName()
+	if err := os.Rename(path, to); err != nil {
+		return err
+	}
+	p.give(to)
+	return nil
+}

@@ -1,0 +1,131 @@
+package atomicfile
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+func ino(t *testing.T, path string) uint64 {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Sys().(*syscall.Stat_t).Ino
+}
+
+// Replacing an existing file swaps it with a pool file: after the first
+// write, the target and the pool trade the same two inodes back and forth,
+// and nothing is left in the pool's directory but its files.
+func TestPool_RecyclesInodes(t *testing.T) {
+	dir, stage := t.TempDir(), t.TempDir()
+	p := PoolFor(stage)
+	if PoolFor(stage) != p {
+		t.Fatal("two pools for one directory")
+	}
+	if err := p.Write(dir, "f", []byte("v0"), true); err != nil { // new: renamed in
+		t.Fatal(err)
+	}
+	seen := map[uint64]bool{}
+	for i := 1; i <= 6; i++ {
+		data := []byte(strings.Repeat("v", i) + "\n")
+		if err := p.Write(dir, "f", data, i%2 == 0); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(dir, "f")); !bytes.Equal(got, data) {
+			t.Fatalf("write %d: read %q", i, got)
+		}
+		if fi, _ := os.Stat(filepath.Join(dir, "f")); fi.Mode().Perm() != Perm {
+			t.Errorf("mode %v", fi.Mode())
+		}
+		seen[ino(t, filepath.Join(dir, "f"))] = true
+	}
+	if len(seen) != 2 {
+		t.Errorf("target had %d inodes over 6 replacements, want 2 (swapped with one pool file)", len(seen))
+	}
+	es, _ := os.ReadDir(stage)
+	if len(es) != 1 || !strings.HasPrefix(es[0].Name(), PoolPrefix) {
+		t.Errorf("pool directory holds %v", es)
+	}
+	if es, _ := os.ReadDir(dir); len(es) != 1 {
+		t.Errorf("target directory holds %v", es)
+	}
+	for _, bad := range []string{"", ".hidden", "a/b"} {
+		if err := p.Write(dir, bad, nil, true); err == nil {
+			t.Errorf("name %q accepted", bad)
+		}
+	}
+}
+
+// Adopt takes a file's inode into the pool instead of deleting it; a full
+// pool deletes; a new Pool for the directory adopts what an earlier process
+// left there.
+func TestPool_AdoptAndRestart(t *testing.T) {
+	dir, stage := t.TempDir(), t.TempDir()
+	p := PoolFor(stage)
+	claim := filepath.Join(dir, "claim")
+	os.WriteFile(claim, []byte("a submission, mode 0600"), 0o600)
+	i := ino(t, claim)
+	if err := p.Adopt(claim); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(claim); !os.IsNotExist(err) {
+		t.Errorf("adopted file still there: %v", err)
+	}
+	if err := p.Write(dir, "new", []byte("x"), true); err != nil {
+		t.Fatal(err)
+	}
+	if got := ino(t, filepath.Join(dir, "new")); got != i {
+		t.Errorf("write used inode %d, want the adopted %d", got, i)
+	}
+	if fi, _ := os.Stat(filepath.Join(dir, "new")); fi.Mode().Perm() != Perm {
+		t.Errorf("recycled file kept mode %v", fi.Mode())
+	}
+
+	for k := 0; k < poolCap+5; k++ {
+		f := filepath.Join(dir, "g")
+		os.WriteFile(f, nil, 0o644)
+		if err := p.Adopt(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if es, _ := os.ReadDir(stage); len(es) != poolCap {
+		t.Errorf("pool holds %d files, want the cap %d", len(es), poolCap)
+	}
+
+	poolsMu.Lock()
+	delete(pools, stage) // as a new process would start
+	poolsMu.Unlock()
+	q := PoolFor(stage)
+	if len(q.free) != poolCap {
+		t.Errorf("restarted pool adopted %d files, want %d", len(q.free), poolCap)
+	}
+	if err := q.Write(dir, "h", []byte("y"), true); err != nil {
+		t.Fatal(err)
+	}
+	if es, _ := os.ReadDir(stage); len(es) != poolCap-1 {
+		t.Errorf("after a write of a new file the pool holds %d, want %d", len(es), poolCap-1)
+	}
+}
+
+// Without RENAME_EXCHANGE (another file system) Write renames, as Write does.
+func TestPool_WithoutExchange(t *testing.T) {
+	dir, stage := t.TempDir(), t.TempDir()
+	p := PoolFor(stage)
+	p.noExchange.Store(true)
+	for _, v := range []string{"a", "bb", "ccc"} {
+		if err := p.Write(dir, "f", []byte(v), true); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := os.ReadFile(filepath.Join(dir, "f")); string(got) != v {
+			t.Errorf("read %q, want %q", got, v)
+		}
+	}
+	if es, _ := os.ReadDir(stage); len(es) != 0 {
+		t.Errorf("pool directory holds %v after renames", es)
+	}
+}
