@@ -479,7 +479,7 @@ func (r *runner) follow(rj *runJob) {
 // pidGrace is how long a started job may run before its pid and process
 // group are written into its job file (for `msched status` and the web
 // page; the launch files hold them from the start, for the daemon).
-const pidGrace = 100 * time.Millisecond
+const pidGrace = time.Second
 
 // recordPid writes the pid and process group of a running job into its file.
 func (r *runner) recordPid(rj *runJob) {

@@ -111,22 +111,44 @@ func (s *Spool) Move(j *Job, from, to State, note string) error {
 // encode marshals j after checking it as Parse would check the file: a
 // daemon must never write a job file that it, or the next owner, cannot
 // read (a bad JID, a history with an unknown state, hosts.count 0 set by
-// code). The checks run on the YAML tree that is then written, so they see
-// what a reader will see; parsing the bytes back would cost as much again as
-// the encoding (TestEncode_ParsesBack holds the two to the same answer).
+// code). Parsing the bytes back would cost as much again as the encoding
+// (yaml.v3's Node.Encode does exactly that), so the checks run on the job
+// and a skeleton of the YAML tree it marshals to (the keys that are
+// written, which is what validate asks about); TestEncode_ParsesBack holds
+// this to what a parse of the output says.
 func (s *Spool) encode(j *Job) ([]byte, error) {
-	var n yaml.Node
-	if err := n.Encode(j); err != nil {
-		return nil, fmt.Errorf("spool: marshal job %s: %w", j.JID, err)
-	}
-	if ps := validate(j, &n); len(ps) > 0 {
+	if ps := validate(j, skeleton(j)); len(ps) > 0 {
 		return nil, fmt.Errorf("spool: refusing to write job %s: %w", j.JID, &ParseError{File: j.JID, Problems: ps})
 	}
-	data, err := yaml.Marshal(&n)
-	if err != nil {
-		return nil, fmt.Errorf("spool: marshal job %s: %w", j.JID, err)
+	return j.Marshal()
+}
+
+// skeleton is the part of j's YAML tree that validate looks at: which of
+// the sections it checks the presence of are written (omitempty drops nil
+// sections and zero counts), their integer keys as !!int.
+func skeleton(j *Job) *yaml.Node {
+	doc := &yaml.Node{Kind: yaml.MappingNode}
+	add := func(m *yaml.Node, key string) *yaml.Node {
+		v := &yaml.Node{Kind: yaml.MappingNode}
+		m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Value: key}, v)
+		return v
 	}
-	return data, nil
+	if h := j.Hosts; h != nil {
+		hn := add(doc, "hosts")
+		for _, f := range []struct {
+			key string
+			v   int
+		}{{"count", h.Count}, {"min", h.Min}, {"max", h.Max}} {
+			if f.v != 0 {
+				v := add(hn, f.key)
+				v.Kind, v.Tag, v.Value = yaml.ScalarNode, "!!int", fmt.Sprint(f.v)
+			}
+		}
+	}
+	if j.Model != nil {
+		add(doc, "model")
+	}
+	return doc
 }
 
 // Update rewrites j in place in its current state, atomically: the owner

@@ -2,6 +2,7 @@ package spool
 
 import (
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -491,6 +492,11 @@ func TestEncode_ParsesBack(t *testing.T) {
 		func(j *Job) { j.JID = "J12" },
 		func(j *Job) { j.Command, j.Reason = nil, "" },
 		func(j *Job) { j.Model = &Model{} },
+		func(j *Job) { j.Hosts = &Hosts{Min: 3, Max: 2} },
+		func(j *Job) { j.Hosts = &Hosts{Count: 2, Min: 1} },
+		func(j *Job) { j.Hosts = &Hosts{} },
+		func(j *Job) { j.Walltime = -1 },
+		func(j *Job) { j.Model = &Model{Name: "m", Params: map[string]float64{"x": math.NaN()}} },
 	} {
 		j := full.Clone()
 		bad(j)
