@@ -59,6 +59,7 @@ ga.time_budget, …), so the figures are those of the live system as configured.
 --json prints {"jobs":N,"seconds":x,"jobs_per_second":x,"latency_p50_ms":x,"latency_p95_ms":x}.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			tuneGC() // the daemons run in this process
 			c, err := readConfig(v)
 			if err != nil {
 				return err

@@ -32,6 +32,7 @@ The spool must exist (msched up creates it).`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: daemonNames,
 		RunE: func(cmd *cobra.Command, args []string) error {
+			tuneGC()
 			if !slices.Contains(daemonNames, args[0]) {
 				return fmt.Errorf("unknown daemon %q (known: %s)", args[0], strings.Join(daemonNames, ", "))
 			}

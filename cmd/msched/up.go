@@ -35,6 +35,7 @@ The first run creates what msched needs and says where it is:
 Later runs leave all of these as they are.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			tuneGC()
 			cfg, err := readConfig(v)
 			if err != nil {
 				return err
