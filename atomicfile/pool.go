@@ -78,7 +78,9 @@ func PoolFor(dir string) *Pool {
 // Dir is the pool's directory.
 func (p *Pool) Dir() string { return p.dir }
 
-// take returns a pool file opened for writing, empty.
+// take returns a pool file opened for writing, its old content still in it:
+// Write overwrites from the start and truncates to the new length, which for
+// files of a few hundred bytes reuses the data block instead of freeing it.
 func (p *Pool) take() (*os.File, error) {
 	p.mu.Lock()
 	var path string
@@ -87,7 +89,7 @@ func (p *Pool) take() (*os.File, error) {
 	}
 	p.mu.Unlock()
 	if path != "" {
-		f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC, Perm)
+		f, err := os.OpenFile(path, os.O_WRONLY, Perm)
 		if err == nil {
 			return f, nil
 		}
@@ -146,7 +148,10 @@ func (p *Pool) Write(dir, name string, data []byte, syncDir bool) error {
 		p.give(path)
 		return fmt.Errorf("atomicfile: %w", err)
 	}
-	if _, err := f.Write(data); err != nil {
+	if _, err := f.WriteAt(data, 0); err != nil {
+		return fail(err)
+	}
+	if err := f.Truncate(int64(len(data))); err != nil {
 		return fail(err)
 	}
 	// A recycled file may have been anything with any mode (an adopted
@@ -205,5 +210,35 @@ func (p *Pool) Adopt(path string) error {
 		return err
 	}
 	p.give(to)
+	return nil
+}
+
+// Place puts an empty recycled file at path unless something is there, so
+// that another process that later creates path (a shepherd opening its pid
+// file, writing its host file or its result) opens it instead and allocates
+// no inode. Nothing is fsynced: the file holds nothing yet.
+func (p *Pool) Place(path string) error {
+	if _, err := os.Lstat(path); err == nil {
+		return nil
+	}
+	f, err := p.take()
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	err = f.Truncate(0)
+	if err == nil {
+		err = f.Chmod(Perm)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, path)
+	}
+	if err != nil {
+		p.give(tmp)
+		return fmt.Errorf("atomicfile: %w", err)
+	}
 	return nil
 }

@@ -129,3 +129,29 @@ func TestPool_WithoutExchange(t *testing.T) {
 		t.Errorf("pool directory holds %v after renames", es)
 	}
 }
+
+// Place puts an empty recycled file where another process will create one,
+// and leaves an existing file alone.
+func TestPool_Place(t *testing.T) {
+	dir, stage := t.TempDir(), t.TempDir()
+	p := PoolFor(stage)
+	old := filepath.Join(dir, "old")
+	os.WriteFile(old, []byte("some content\n"), 0o600)
+	i := ino(t, old)
+	p.Adopt(old)
+	out := filepath.Join(dir, "stdout")
+	if err := p.Place(out); err != nil {
+		t.Fatal(err)
+	}
+	fi, err := os.Stat(out)
+	if err != nil || fi.Size() != 0 || fi.Mode().Perm() != Perm || ino(t, out) != i {
+		t.Fatalf("placed %v (%v), want an empty %v file with the recycled inode", fi, err, Perm)
+	}
+	os.WriteFile(out, []byte("job output"), 0o644)
+	if err := p.Place(out); err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(out); string(b) != "job output" {
+		t.Errorf("Place over an existing file changed it: %q", b)
+	}
+}

@@ -325,6 +325,9 @@ func (r *runner) spec(j *spool.Job) launch.Spec {
 		Walltime: time.Duration(j.Walltime), KillGrace: r.d.KillGrace,
 		ResultPath: filepath.Join(r.runDir, j.JID+".result"),
 		PidPath:    filepath.Join(r.runDir, j.JID+".pid"),
+		// Placed by start from the daemon's recycled files (Provide).
+		HostfilePath:  filepath.Join(r.runDir, j.JID+".hosts"),
+		ResultStaging: filepath.Join(r.runDir, "."+j.JID+".result.staging"),
 	}
 	if j.Schedule != nil {
 		s.Hosts = j.Schedule.Hosts
@@ -390,6 +393,16 @@ func (r *runner) start(rj *runJob) bool {
 	}
 	rj.mu.Unlock()
 
+	// The shepherd's host file and result temporary come from this
+	// daemon's recycled files, so the shepherd creates none (a file created
+	// is an inode allocated: see atomicfile.Pool). Not the pid file: Start
+	// creating it is what says the job was handed to a shepherd (Run's
+	// recovery).
+	for _, p := range []string{rj.spec.HostfilePath, rj.spec.ResultStaging} {
+		if err := r.sp.Provide(p); err != nil {
+			r.log.Warn("cannot place launch file; the shepherd creates it", "file", p, "err", err)
+		}
+	}
 	h, err := r.d.Launcher.Start(r.ctx, rj.spec)
 	if err != nil {
 		if r.ctx.Err() != nil {
@@ -581,7 +594,7 @@ func (r *runner) cleanup(rj *runJob) {
 		return
 	}
 	for _, f := range rj.spec.Files() {
-		if err := os.Remove(f); err != nil && !errors.Is(err, os.ErrNotExist) {
+		if err := r.sp.Recycle(f); err != nil {
 			r.log.Warn("cannot remove launch file", "file", f, "err", err)
 		}
 	}

@@ -599,3 +599,35 @@ func TestLocal_StartedNotice(t *testing.T) {
 		t.Errorf("got %+v, want a start error", res)
 	}
 }
+
+// A result staging file placed by the daemon becomes the result file (the
+// shepherd creates no inode of its own); without one the shepherd makes a
+// temporary as before.
+func TestLocal_ResultStaging(t *testing.T) {
+	spec := newSpec(t, "true")
+	spec.ResultStaging = filepath.Join(filepath.Dir(spec.ResultPath), ".j1.result.staging")
+	if err := os.WriteFile(spec.ResultStaging, []byte("old content, longer than a result would be ........................................................................................................................................................................................................................................................"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(spec.ResultStaging)
+	staged := fi.Sys().(*syscall.Stat_t).Ino
+	if res := run(t, spec); !res.OK() {
+		t.Fatalf("got %+v", res)
+	}
+	fi, err := os.Stat(spec.ResultPath)
+	if err != nil || fi.Sys().(*syscall.Stat_t).Ino != staged || fi.Mode().Perm() != 0o644 {
+		t.Errorf("result %v (%v): want the staging file's inode, mode 0644", fi, err)
+	}
+	if _, err := os.Lstat(spec.ResultStaging); !os.IsNotExist(err) {
+		t.Errorf("staging file still there: %v", err)
+	}
+	if res, ok, err := readResult(spec.ResultPath); !ok || err != nil || !res.OK() {
+		t.Errorf("result reads back as %+v, %v, %v", res, ok, err)
+	}
+
+	spec = newSpec(t, "true")
+	spec.ResultStaging = filepath.Join(filepath.Dir(spec.ResultPath), ".missing.staging")
+	if res := run(t, spec); !res.OK() {
+		t.Fatalf("without the staging file: %+v", res)
+	}
+}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"msched/atomicfile"
 )
 
 // ShepherdMain is the whole body of the hidden sub-command (`msched
@@ -90,10 +92,38 @@ func Shepherd(ctx context.Context, spec Spec) error {
 	if err != nil {
 		return fail(spec, fmt.Errorf("launch: %w", err))
 	}
-	if err := writeFileAtomic(spec.ResultPath, append(data, '\n')); err != nil {
+	if err := writeResult(spec, append(data, '\n')); err != nil {
 		return fail(spec, err)
 	}
 	return nil
+}
+
+// writeResult writes the Result file atomically and durably: through the
+// daemon's staging file when there is one (see Spec.ResultStaging), else a
+// new temporary.
+func writeResult(spec Spec, data []byte) error {
+	if spec.ResultStaging != "" && filepath.Dir(spec.ResultStaging) == filepath.Dir(spec.ResultPath) {
+		if f, err := os.OpenFile(spec.ResultStaging, os.O_WRONLY|os.O_TRUNC, 0); err == nil {
+			_, err := f.Write(data)
+			if err == nil {
+				err = f.Chmod(atomicfile.Perm)
+			}
+			if err == nil {
+				err = f.Sync()
+			}
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err == nil {
+				err = os.Rename(spec.ResultStaging, spec.ResultPath)
+			}
+			if err == nil {
+				return atomicfile.SyncDir(filepath.Dir(spec.ResultPath))
+			}
+			// fall through: a temporary of our own
+		}
+	}
+	return writeFileAtomic(spec.ResultPath, data)
 }
 
 // fail leaves err where the run daemon's operator can find it: the

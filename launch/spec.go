@@ -45,6 +45,12 @@ type Spec struct {
 	// HostfilePath is where the host file is written; "" means
 	// <dir of ResultPath>/<JID>.hosts.
 	HostfilePath string `json:"hostfile_path,omitempty"`
+	// ResultStaging, when set, names an existing file (placed by the
+	// daemon from its recycled files) that the shepherd fills with the
+	// Result, fsyncs and renames to ResultPath, instead of creating a
+	// temporary: a file created is an inode allocated, costly on ext4
+	// without a journal. Without it, or if it is gone, a temporary is made.
+	ResultStaging string `json:"result_staging,omitempty"`
 	// ReadyFD, when not 0, is a descriptor (a pipe from Local.Start) on
 	// which the shepherd writes its PidFile record as one JSON line once the
 	// job's process group exists, then closes it; it closes it without a
@@ -58,7 +64,11 @@ type Spec struct {
 // them once it has recorded the outcome. Call it on a Spec that has
 // ResultPath set.
 func (s Spec) Files() []string {
-	return []string{s.PidPath, s.ResultPath, s.hostfile(), s.ResultPath + errLogSuffix}
+	fs := []string{s.PidPath, s.ResultPath, s.hostfile(), s.ResultPath + errLogSuffix}
+	if s.ResultStaging != "" {
+		fs = append(fs, s.ResultStaging)
+	}
+	return fs
 }
 
 // errLogSuffix names the file where a shepherd that cannot write its result
@@ -87,7 +97,7 @@ func (s Spec) normalize() (Spec, error) {
 		return s, errors.New("launch: spec needs ResultPath and PidPath")
 	}
 	var err error
-	for _, p := range []*string{&s.ResultPath, &s.PidPath, &s.HostfilePath, &s.Dir} {
+	for _, p := range []*string{&s.ResultPath, &s.PidPath, &s.HostfilePath, &s.ResultStaging, &s.Dir} {
 		if *p == "" {
 			continue
 		}

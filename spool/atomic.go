@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"errors"
 	"os"
 
 	"msched/atomicfile"
@@ -54,3 +55,24 @@ func (s *Spool) discard(path string) error {
 }
 
 func syncDir(dir string) error { return atomicfile.SyncDir(dir) }
+
+// Provide puts an empty file at path, a file that another process is about
+// to create (the run daemon, for the shepherd of a job: its pid, host and
+// result files), from the view's pool of recycled inodes; without a pool it
+// does nothing and the other process creates the file. See atomicfile.Pool.
+func (s *Spool) Provide(path string) error {
+	if s.pool == nil {
+		return nil
+	}
+	return s.pool.Place(path)
+}
+
+// Recycle removes a file that has served (a launch file once the outcome is
+// recorded), keeping its inode in the view's pool when it has one.
+func (s *Spool) Recycle(path string) error {
+	err := s.discard(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
+}
