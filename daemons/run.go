@@ -393,12 +393,19 @@ func (r *runner) start(rj *runJob) bool {
 	}
 	rj.mu.Unlock()
 
-	// The shepherd's host file and result temporary come from this
-	// daemon's recycled files, so the shepherd creates none (a file created
-	// is an inode allocated: see atomicfile.Pool). Not the pid file: Start
-	// creating it is what says the job was handed to a shepherd (Run's
-	// recovery).
-	for _, p := range []string{rj.spec.HostfilePath, rj.spec.ResultStaging} {
+	// The shepherd's host file, result temporary and, when they are the
+	// spool's, output files come from this daemon's recycled files, so the
+	// shepherd creates none (a file created is an inode allocated: see
+	// atomicfile.Pool). Not the pid file: Start creating it is what says the
+	// job was handed to a shepherd (Run's recovery).
+	provide := []string{rj.spec.HostfilePath, rj.spec.ResultStaging}
+	if j.Stdout == "" {
+		provide = append(provide, rj.spec.Stdout)
+	}
+	if j.Stderr == "" {
+		provide = append(provide, rj.spec.Stderr)
+	}
+	for _, p := range provide {
 		if err := r.sp.Provide(p); err != nil {
 			r.log.Warn("cannot place launch file; the shepherd creates it", "file", p, "err", err)
 		}
