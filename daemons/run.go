@@ -25,6 +25,20 @@ const DefaultMaxAttempts = 3
 // launch's pid, result and host files (<JID>.pid, <JID>.result, …).
 const RunDir = "run"
 
+// resultPath is where the shepherd of job jid writes its launch.Result.
+func resultPath(sp *spool.Spool, jid string) string {
+	return filepath.Join(sp.Path(spool.DirDB), RunDir, jid+".result")
+}
+
+// jobEnded reports whether job jid's shepherd has written its result: the
+// job's processes are gone (the shepherd kills what is left of its process
+// group first) and its hosts are free, whether or not the run daemon has
+// recorded it yet.
+func jobEnded(sp *spool.Spool, jid string) bool {
+	_, err := os.Lstat(resultPath(sp, jid))
+	return err == nil
+}
+
 // Run is the run daemon: runnable → running → finished. It starts each job
 // through its Launcher on the hosts the scheduler chose, follows it to the
 // end, and records how it ended. It honours cancel requests for jobs in its
@@ -323,7 +337,7 @@ func (r *runner) spec(j *spool.Job) launch.Spec {
 		JID: j.JID, Argv: j.Command, Dir: j.Workdir,
 		Stdout: j.Stdout, Stderr: j.Stderr,
 		Walltime: time.Duration(j.Walltime), KillGrace: r.d.KillGrace,
-		ResultPath: filepath.Join(r.runDir, j.JID+".result"),
+		ResultPath: resultPath(r.sp, j.JID),
 		PidPath:    filepath.Join(r.runDir, j.JID+".pid"),
 		// Placed by start from the daemon's recycled files (Provide).
 		HostfilePath:  filepath.Join(r.runDir, j.JID+".hosts"),

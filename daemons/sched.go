@@ -48,7 +48,16 @@ type Sched struct {
 	log       *slog.Logger
 	loads     map[string]float64
 	loadsRead time.Time
+	admitted  map[string]time.Time // jobs in the window, since when (admitAfter)
 }
+
+// admitAfter is how long a job is in the policy's window before sched
+// moves it from queued/ to scheduling/. The window is sched's memory (a
+// restarted sched rebuilds it from queued/ and scheduling/ alike, oldest
+// first), so the directory only shows it; waiting this long before the move
+// spares it for the jobs that are placed within a few cycles of entering
+// the window, most jobs of a burst.
+const admitAfter = 250 * time.Millisecond
 
 // busyMargin keeps a host that is still running a job past its predicted
 // end from looking free: the policy sees it free this long from now.
@@ -237,14 +246,25 @@ func (d *Sched) cycle(ctx context.Context) (bool, error) {
 		note := fmt.Sprintf("placed by %s on %s, predicted %s", d.PolicyName, strings.Join(pl.Hosts, ","), roundDur(pl.Predicted))
 		moves = append(moves, move{j: j, from: j.State(), to: spool.Runnable, note: note, pl: pl})
 	}
-	// The window's other jobs wait in scheduling/, the GA's pool. A job
-	// placed in the cycle that took it into the window goes from queued/
-	// to runnable/ directly, saving a move.
+	// The window's other jobs wait in scheduling/, the GA's pool, once
+	// they have been in the window for admitAfter: a job placed sooner goes
+	// from queued/ to runnable/ directly, saving a move (in a burst, most
+	// jobs). Jobs that left the window are forgotten.
+	inWindow := make(map[string]time.Time, len(window))
 	for _, j := range window {
-		if !decided[j.JID] && j.State() == spool.Queued {
+		since, ok := d.admitted[j.JID]
+		if !ok {
+			since = now
+		}
+		if decided[j.JID] {
+			continue
+		}
+		inWindow[j.JID] = since
+		if j.State() == spool.Queued && now.Sub(since) >= admitAfter {
 			moves = append(moves, move{j: j, from: spool.Queued, to: spool.Scheduling, note: "in the " + d.PolicyName + " window"})
 		}
 	}
+	d.admitted = inWindow
 	var mu sync.Mutex
 	started := make([]policy.Placement, 0, len(plan.StartNow))
 	err = each(moves, func(m move) error {
@@ -414,6 +434,12 @@ func (d *Sched) snapshot(now time.Time, window []*spool.Job) (policy.Snapshot, m
 			j, err := d.cache.Read(st, name)
 			if err != nil || j.Schedule == nil {
 				continue // run owns these; it rejects what it cannot read
+			}
+			if st == spool.Running && jobEnded(d.sp, j.JID) {
+				// Its shepherd has written the result, which it does after
+				// the job's process group is gone: the hosts are free,
+				// though run has not yet moved the job to finished/.
+				continue
 			}
 			start := now
 			if j.Run != nil && !j.Run.StartedAt.IsZero() {

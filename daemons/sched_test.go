@@ -85,11 +85,12 @@ func TestSched_PlacesOnFreeHostsAndPublishes(t *testing.T) {
 			}
 			ctx, cancel := context.WithCancel(context.Background())
 			done := make(chan error, 1)
-			d := &Sched{Env: Env{Spool: sp}, Hosts: localHosts(4), Policy: pol, Window: 4}
+			d := &Sched{Env: Env{Spool: sp}, Hosts: localHosts(4), Policy: pol, Window: 4, Replan: 50 * time.Millisecond}
 			go func() { done <- d.Run(ctx) }()
 			waitFor(t, "two jobs runnable", func() bool { return count(t, sp, spool.Runnable) == 2 })
-			// The 4 jobs left all fit the window of 4; the cycle that moved
-			// them there publishes them as planned.
+			// The 4 jobs left all fit the window of 4: published as planned
+			// at once, and moved to scheduling/ once they have been in the
+			// window for admitAfter.
 			var pub spool.PublishedSchedule
 			waitFor(t, "2 running and the other 4 planned in the published schedule", func() bool {
 				b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), spool.ScheduleFile))
@@ -102,6 +103,7 @@ func TestSched_PlacesOnFreeHostsAndPublishes(t *testing.T) {
 				}
 				return states["running"] == 2 && states["planned"] == 4
 			})
+			waitFor(t, "the window in scheduling/", func() bool { return count(t, sp, spool.Scheduling) == 4 })
 			if len(pub.Hosts) != 4 || count(t, sp, spool.Scheduling) != 4 || count(t, sp, spool.Queued) != 0 {
 				t.Fatalf("published %d hosts, %d in scheduling, %d queued; want 4, 4, 0", len(pub.Hosts), count(t, sp, spool.Scheduling), count(t, sp, spool.Queued))
 			}
@@ -194,5 +196,50 @@ func TestSched_IdleReplanTicksDoNothing(t *testing.T) {
 	}
 	if err != nil || string(again) != string(first) {
 		t.Fatalf("the schedule was republished with nothing waiting:\n%s\n---\n%s", first, again)
+	}
+}
+
+// A running job whose shepherd has written its result has freed its hosts,
+// though run has not yet moved it to finished/: sched places the next job
+// there without waiting for that move.
+func TestSched_EndedJobFreesItsHosts(t *testing.T) {
+	sp := schedSpool(t, 2, 2)
+	pol, err := policy.New("fifo", policy.Options{Seed: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	done := make(chan error, 1)
+	d := &Sched{Env: Env{Spool: sp}, Hosts: localHosts(2), Policy: pol, Replan: 50 * time.Millisecond}
+	go func() { done <- d.Run(ctx) }()
+	waitFor(t, "the first job runnable", func() bool { return count(t, sp, spool.Runnable) == 1 })
+	// What run does: runnable → running, then (the shepherd) the result.
+	run := sp.As(spool.Run)
+	es, _ := sp.List(spool.Runnable)
+	j, err := run.Read(spool.Runnable, es[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := run.Move(j, spool.Runnable, spool.Running, "test"); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // several replans: the second job must wait
+	if n := count(t, sp, spool.Runnable); n != 0 {
+		t.Fatalf("%d jobs placed while the hosts run a job", n)
+	}
+	if err := os.MkdirAll(filepath.Dir(resultPath(sp, j.JID)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(resultPath(sp, j.JID), []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the second job placed on the ended job's hosts", func() bool { return count(t, sp, spool.Runnable) == 1 })
+	if count(t, sp, spool.Running) != 1 {
+		t.Error("the ended job left running/; only run moves it")
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
 	}
 }
