@@ -70,15 +70,22 @@ func (d *Init) Run(ctx context.Context) error {
 			log.Warn("cannot claim submission", "file", name, "err", err)
 			skipped[name] = true
 		}
-		return each(claims, func(c *spool.Claim) error { return judge(sp, c, log) })
+		batch := sp.Batch() // the burst's moves share their fsyncs
+		err = each(claims, func(c *spool.Claim) error { return judge(batch, c, log) })
+		return errors.Join(err, batch.Commit())
 	})
 	return nil
+}
+
+// mover is a spool view or a batch of its moves.
+type mover interface {
+	Move(j *spool.Job, from, to spool.State, note string) error
 }
 
 // judge moves a claimed submission to queued/ or, if it does not parse or
 // is invalid, to rejected/ with the reason. A claim whose move fails stays
 // in tmp/ and is judged again at the next start (RecoverClaims).
-func judge(sp *spool.Spool, c *spool.Claim, log *slog.Logger) error {
+func judge(sp mover, c *spool.Claim, log *slog.Logger) error {
 	j, err := c.Job()
 	if err == nil {
 		if err := sp.Move(j, spool.Submitted, spool.Queued, ""); err != nil {

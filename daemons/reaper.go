@@ -149,6 +149,7 @@ func (rp *reaping) reap(ctx context.Context, jobs []*spool.Job) error {
 	reps := make(map[*spool.Job]notify.Report, len(jobs))
 	var mu sync.Mutex
 	var done []*spool.Job
+	written := rp.sp.Batch() // reports/ fsynced once, before anything is removed
 	errReports := each(jobs, func(j *spool.Job) error {
 		var acc *notify.ModelAccuracy
 		if j.Model != nil {
@@ -156,7 +157,7 @@ func (rp *reaping) reap(ctx context.Context, jobs []*spool.Job) error {
 		}
 		rep := notify.RenderAccuracy(j, rp.sp.Path(spool.DirOutput), acc)
 		text := fmt.Sprintf("To: %s\nSubject: %s\n\n%s", rep.To, rep.Subject, rep.Body)
-		if err := rp.sp.WriteFile(rp.sp.Path(spool.DirReports), j.JID+".txt", []byte(text)); err != nil {
+		if err := written.WriteFile(rp.sp.Path(spool.DirReports), j.JID+".txt", []byte(text)); err != nil {
 			return fmt.Errorf("daemons: reaper: report %s: %w", j.JID, err)
 		}
 		mu.Lock()
@@ -165,6 +166,9 @@ func (rp *reaping) reap(ctx context.Context, jobs []*spool.Job) error {
 		done = append(done, j)
 		return nil
 	})
+	if err := written.Commit(); err != nil {
+		return errors.Join(errReports, fmt.Errorf("daemons: reaper: reports: %w", err))
+	}
 	// Account in the scan's order (exited, then rejected, each by JID), not
 	// in the order the concurrent report writes finished.
 	pos := make(map[*spool.Job]int, len(jobs))
@@ -185,14 +189,15 @@ func (rp *reaping) reap(ctx context.Context, jobs []*spool.Job) error {
 			rp.log.Error("notification queue full; notification dropped, the report is in reports/", "jid", j.JID)
 		}
 	}
+	batch := rp.sp.Batch()
 	errRemove := each(done, func(j *spool.Job) error {
-		if err := rp.sp.Remove(j); err != nil && !errors.Is(err, spool.ErrNotFound) {
+		if err := batch.Remove(j); err != nil && !errors.Is(err, spool.ErrNotFound) {
 			return fmt.Errorf("daemons: reaper: %w", err)
 		}
 		rp.log.Info("reaped", "jid", j.JID, "state", j.State(), "subject", reps[j].Subject)
 		return nil
 	})
-	return errors.Join(errReports, errRemove)
+	return errors.Join(errReports, errRemove, batch.Commit())
 }
 
 // controls removes cancel requests that no daemon will act on: their job is

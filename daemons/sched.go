@@ -267,8 +267,9 @@ func (d *Sched) cycle(ctx context.Context) (bool, error) {
 	d.admitted = inWindow
 	var mu sync.Mutex
 	started := make([]policy.Placement, 0, len(plan.StartNow))
+	batch := d.sp.Batch() // one fsync per directory for the cycle's moves
 	err = each(moves, func(m move) error {
-		if err := d.sp.Move(m.j, m.from, m.to, m.note); err != nil {
+		if err := batch.Move(m.j, m.from, m.to, m.note); err != nil {
 			return err
 		}
 		mu.Lock()
@@ -282,6 +283,9 @@ func (d *Sched) cycle(ctx context.Context) (bool, error) {
 		}
 		return nil
 	})
+	if cerr := batch.Commit(); cerr != nil {
+		return true, errors.Join(err, cerr)
+	}
 	if err != nil {
 		return true, err
 	}
@@ -326,6 +330,12 @@ func (d *Sched) reapFinished() error {
 	if err != nil {
 		return err
 	}
+	batch := d.sp.Batch()
+	defer func() {
+		if cerr := batch.Commit(); cerr != nil {
+			d.log.Error("cannot commit moves to exited/", "err", cerr)
+		}
+	}()
 	return each(names, func(name string) error {
 		j, err := d.sp.Read(spool.Finished, name)
 		if errors.Is(err, spool.ErrNotFound) {
@@ -343,7 +353,7 @@ func (d *Sched) reapFinished() error {
 				note += fmt.Sprintf(", error %+.0f%%", 100*(pred.Seconds()-actual.Seconds())/actual.Seconds())
 			}
 		}
-		return d.sp.Move(j, spool.Finished, spool.Exited, note)
+		return batch.Move(j, spool.Finished, spool.Exited, note)
 	})
 }
 

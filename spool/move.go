@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"gopkg.in/yaml.v3"
@@ -38,6 +39,12 @@ import (
 // in from (with its old content when Move could restore it, else with the
 // new content, which recovery completes: see Recover).
 func (s *Spool) Move(j *Job, from, to State, note string) error {
+	return s.move(j, from, to, note, nil)
+}
+
+// move is Move; with a batch it leaves the last fsync (and, from submitted,
+// the claim's removal) to the batch's Commit.
+func (s *Spool) move(j *Job, from, to State, note string, b *Batch) error {
 	if err := Legal(from, to); err != nil {
 		return fmt.Errorf("%w (job %s)", err, j.JID)
 	}
@@ -75,9 +82,14 @@ func (s *Spool) Move(j *Job, from, to State, note string) error {
 		return err
 	}
 	if from == Submitted {
-		if err := s.write(s.Dir(to), j.JID, data, true); err != nil {
+		if err := s.write(s.Dir(to), j.JID, data, b == nil); err != nil {
 			j.History = old
 			return fmt.Errorf("spool: move %s %s → %s: %w", j.JID, from, to, err)
+		}
+		if b != nil {
+			b.add(s.Dir(to), src)
+			j.state, j.file = to, j.JID
+			return nil
 		}
 		if err := s.discard(src); err != nil {
 			return fmt.Errorf("spool: move %s: remove claim: %w", j.JID, err)
@@ -105,7 +117,80 @@ func (s *Spool) Move(j *Job, from, to State, note string) error {
 	// from/ is not fsynced again: on a journalling file system the removal
 	// of from/J is in the same commit as its arrival in to/; elsewhere a
 	// crash may keep both names, which Recover(from) resolves.
+	if b != nil {
+		b.add(s.Dir(to), "")
+		return nil
+	}
 	return syncDir(s.Dir(to))
+}
+
+// A Batch makes a group of moves and removals durable together, sharing
+// their directory fsyncs: Batch.Move does Move's steps up to the rename
+// into to/ (M1–M3), Batch.Remove removes, and Commit then fsyncs each
+// directory they touched once (instead of once a job) and only after that
+// removes the claims of moves from submitted, fsyncing tmp/ once. Until
+// Commit a batched move is visible but not durable: a crash may undo it
+// (the job is then where it was, or completed by Recover), never lose the
+// job. A daemon that moves a burst of jobs at once commits them together.
+// A Batch is safe for concurrent use; Commit it once, after the moves.
+type Batch struct {
+	s      *Spool
+	mu     sync.Mutex
+	dirs   map[string]bool
+	claims []string
+}
+
+// Batch starts a batch of this view's moves and removals.
+func (s *Spool) Batch() *Batch { return &Batch{s: s, dirs: map[string]bool{}} }
+
+// Move is Spool.Move, made durable by Commit.
+func (b *Batch) Move(j *Job, from, to State, note string) error {
+	return b.s.move(j, from, to, note, b)
+}
+
+// WriteFile is Spool.WriteFile, made durable by Commit.
+func (b *Batch) WriteFile(dir, name string, data []byte) error {
+	if err := b.s.write(dir, name, data, false); err != nil {
+		return err
+	}
+	b.add(dir, "")
+	return nil
+}
+
+// Remove is Spool.Remove, made durable by Commit.
+func (b *Batch) Remove(j *Job) error { return b.s.remove(j, b) }
+
+func (b *Batch) add(dir, claim string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.dirs[dir] = true
+	if claim != "" {
+		b.claims = append(b.claims, claim)
+	}
+}
+
+// Commit fsyncs what the batch changed, then removes its claims.
+func (b *Batch) Commit() error {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	var errs []error
+	for d := range b.dirs {
+		if err := syncDir(d); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if len(errs) == 0 && len(b.claims) > 0 {
+		// Only now are the jobs durably in their new state: a claim
+		// removed before would lose its job to a crash.
+		for _, c := range b.claims {
+			if err := b.s.discard(c); err != nil && !os.IsNotExist(err) {
+				errs = append(errs, fmt.Errorf("spool: remove claim: %w", err))
+			}
+		}
+		errs = append(errs, syncDir(b.s.tmp))
+	}
+	b.dirs, b.claims = map[string]bool{}, nil
+	return errors.Join(errs...)
 }
 
 // encode marshals j after checking it as Parse would check the file: a
@@ -177,7 +262,9 @@ func (s *Spool) Update(j *Job) error {
 
 // Remove deletes a job file from exited/ or rejected/: the reaper, after
 // reporting. Any other state is refused: a job leaves the others only by Move.
-func (s *Spool) Remove(j *Job) error {
+func (s *Spool) Remove(j *Job) error { return s.remove(j, nil) }
+
+func (s *Spool) remove(j *Job, b *Batch) error {
 	if !removable(j.state) {
 		return fmt.Errorf("spool: remove %s: only exited and rejected jobs are removed, not %q ones", j.JID, j.state)
 	}
@@ -189,6 +276,10 @@ func (s *Spool) Remove(j *Job) error {
 			return fmt.Errorf("spool: remove %s: %w", j.JID, ErrNotFound)
 		}
 		return fmt.Errorf("spool: remove: %w", err)
+	}
+	if b != nil {
+		b.add(s.Dir(j.state), "")
+		return nil
 	}
 	return syncDir(s.Dir(j.state))
 }

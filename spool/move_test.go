@@ -508,3 +508,91 @@ func TestEncode_ParsesBack(t *testing.T) {
 		}
 	}
 }
+
+// A batch's moves are visible at once and durable at Commit; the claims of
+// moves from submitted stay until then, so a crash before Commit leaves
+// claims that RecoverClaims resolves, never a lost job.
+func TestBatch_CommitsTogether(t *testing.T) {
+	s := newSpool(t)
+	in, sched, reaper := s.As(Init), s.As(Sched), s.As(Reaper)
+	var names []string
+	for _, n := range []string{"a.yaml", "b.yaml", "c.yaml"} {
+		name, err := s.Submit(n, []byte(validJob))
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	claims, _, err := in.ClaimAll(names)
+	if err != nil || len(claims) != 3 {
+		t.Fatalf("claims %v, %v", claims, err)
+	}
+	b := in.Batch()
+	var jobs []*Job
+	for _, c := range claims {
+		j, err := c.Job()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := b.Move(j, Submitted, Queued, ""); err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, j)
+	}
+	if got, _ := s.Names(Queued); len(got) != 3 {
+		t.Errorf("before Commit: %d in queued/, want 3 (visible)", len(got))
+	}
+	if cs, _ := s.claimFiles(); len(cs) != 3 {
+		t.Errorf("before Commit: %d claims, want 3 (kept until the moves are durable)", len(cs))
+	}
+	// A crash now: the next init finds the claims and the jobs, and keeps
+	// each job once.
+	if cs, err := Open(s.Root()); err != nil {
+		t.Fatal(err)
+	} else if again, err := cs.As(Init).RecoverClaims(); err != nil || len(again) != 0 {
+		t.Errorf("recovery before Commit judged %d claims again (%v), want 0", len(again), err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if cs, _ := s.claimFiles(); len(cs) != 0 {
+		t.Errorf("after Commit: %d claims left", len(cs))
+	}
+
+	// Between daemon states, and removals.
+	b = sched.Batch()
+	for _, j := range jobs {
+		if err := b.Move(j, Queued, Scheduling, ""); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	for _, j := range jobs {
+		if in := where(t, s, j.JID); len(in) != 1 || in[0] != Scheduling {
+			t.Errorf("%s in %v", j.JID, in)
+		}
+		r, _ := sched.Read(Scheduling, j.JID)
+		r.Reason = "test"
+		if err := sched.Move(r, Scheduling, Rejected, ""); err != nil {
+			t.Fatal(err)
+		}
+		j.state, j.file = Rejected, j.JID
+	}
+	b = reaper.Batch()
+	for _, j := range jobs {
+		if err := b.Remove(j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := s.Names(Rejected); len(got) != 0 {
+		t.Errorf("%d left in rejected/", len(got))
+	}
+	if left := junk(t, s); len(left) > 0 {
+		t.Errorf("left behind: %v", left)
+	}
+}
