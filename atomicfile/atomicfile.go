@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 )
 
 // Perm is the mode of every file written: msched's web page and status
@@ -135,6 +136,58 @@ func WriteNoDirSync(staging, dir, name string, data []byte) error {
 // SyncDir fsyncs a directory so that entries created, renamed or removed in
 // it survive a crash.
 func SyncDir(dir string) error {
+	g, _ := dirSyncs.LoadOrStore(dir, newGroupSync())
+	return g.(*groupSync).sync(dir)
+}
+
+// dirSyncs holds a groupSync per directory path.
+var dirSyncs sync.Map
+
+// groupSync is a group commit for one directory's fsyncs: a caller needs an
+// fsync that starts after its call; while one runs, later callers wait and
+// then share the next one. Eight goroutines moving jobs into one directory
+// then cost one or two fsyncs, not eight, and each still returns only after
+// an fsync that began after its change.
+type groupSync struct {
+	mu       sync.Mutex
+	cond     *sync.Cond
+	started  uint64 // fsyncs begun
+	finished uint64 // the last one finished
+	running  bool
+	err      error // of the last one finished
+}
+
+func newGroupSync() *groupSync {
+	g := &groupSync{}
+	g.cond = sync.NewCond(&g.mu)
+	return g
+}
+
+func (g *groupSync) sync(dir string) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	want := g.started + 1 // a running fsync began before this call: the next one
+	for g.finished < want {
+		if g.running {
+			g.cond.Wait()
+			continue
+		}
+		g.running = true
+		g.started++
+		n := g.started
+		g.mu.Unlock()
+		err := syncDirOnce(dir)
+		g.mu.Lock()
+		g.running, g.finished, g.err = false, n, err
+		g.cond.Broadcast()
+	}
+	return g.err
+}
+
+// syncDirOnce is fsyncDir; tests count and slow it down.
+var syncDirOnce = fsyncDir
+
+func fsyncDir(dir string) error {
 	d, err := os.Open(dir)
 	if err != nil {
 		return fmt.Errorf("atomicfile: %w", err)

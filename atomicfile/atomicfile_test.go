@@ -3,10 +3,12 @@ package atomicfile
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 )
 
 func TestWrite_LeavesNoJunk(t *testing.T) {
@@ -108,4 +110,54 @@ func TestWrite_ReaderNeverSeesPartialFile(t *testing.T) {
 	}
 	cancel()
 	wg.Wait()
+}
+
+// Concurrent SyncDir calls on one directory share fsyncs, and each returns
+// only after an fsync that began after it was called.
+func TestSyncDir_GroupCommit(t *testing.T) {
+	dir := t.TempDir()
+	var mu sync.Mutex
+	var starts []time.Time
+	syncDirOnce = func(d string) error {
+		mu.Lock()
+		starts = append(starts, time.Now())
+		mu.Unlock()
+		time.Sleep(20 * time.Millisecond)
+		return fsyncDir(d)
+	}
+	defer func() { syncDirOnce = fsyncDir }()
+	const callers = 8
+	var wg sync.WaitGroup
+	errs := make(chan error, callers)
+	for i := 0; i < callers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			called := time.Now()
+			if err := SyncDir(dir); err != nil {
+				errs <- err
+				return
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			covered := false
+			for _, s := range starts {
+				covered = covered || !s.Before(called)
+			}
+			if !covered {
+				errs <- fmt.Errorf("SyncDir called at %v returned with no fsync begun since (%v)", called, starts)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	if n := len(starts); n < 1 || n > 3 {
+		t.Errorf("%d concurrent calls made %d fsyncs, want 1 to 3", callers, n)
+	}
+	if err := SyncDir(filepath.Join(dir, "missing")); err == nil {
+		t.Error("SyncDir of a missing directory succeeded")
+	}
 }
