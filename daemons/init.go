@@ -70,12 +70,25 @@ func (d *Init) Run(ctx context.Context) error {
 			log.Warn("cannot claim submission", "file", name, "err", err)
 			skipped[name] = true
 		}
-		batch := sp.Batch() // the burst's moves share their fsyncs
-		err = each(claims, func(c *spool.Claim) error { return judge(batch, c, log) })
-		return errors.Join(err, batch.Commit())
+		// Judged in batches that share their fsyncs (spool.Batch). Not all
+		// at once: a batch's claims are recycled at its Commit, so with
+		// batches no larger than a pool (64 files) the next batch writes
+		// into the previous one's claims instead of new files, and the
+		// first jobs of a burst are queued sooner.
+		var failed []error
+		for len(claims) > 0 {
+			n := min(len(claims), initBatch)
+			batch := sp.Batch()
+			failed = append(failed, each(claims[:n], func(c *spool.Claim) error { return judge(batch, c, log) }), batch.Commit())
+			claims = claims[n:]
+		}
+		return errors.Join(failed...)
 	})
 	return nil
 }
+
+// initBatch is how many claims init judges as one spool.Batch.
+const initBatch = 64
 
 // mover is a spool view or a batch of its moves.
 type mover interface {
