@@ -490,8 +490,9 @@ func (r *runner) follow(rj *runJob) {
 	// two, for the many short jobs.
 	gctx, cancel := context.WithTimeout(r.ctx, pidGrace)
 	res, err := rj.h.Wait(gctx)
+	graceOver := err != nil && errors.Is(gctx.Err(), context.DeadlineExceeded)
 	cancel()
-	if r.ctx.Err() == nil && gctx.Err() != nil {
+	if r.ctx.Err() == nil && graceOver {
 		r.recordPid(rj)
 		res, err = rj.h.Wait(r.ctx)
 	}

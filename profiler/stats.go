@@ -3,6 +3,8 @@ package profiler
 import (
 	"math"
 	"math/bits"
+	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -61,10 +63,30 @@ func (s Stats) Interval(level float64) (mean, half float64, ok bool) {
 	return s.Mean(), tQuantile(s.N-1, level) * math.Sqrt(s.Var()/s.N), true
 }
 
-// tQuantile is the two-sided Student-t quantile t(df, (1+level)/2).
+// tQuantile is the two-sided Student-t quantile t(df, (1+level)/2). The
+// inverse incomplete beta behind it costs tens of microseconds, and the
+// scheduler asks for the same few (df, level) pairs on every cycle for
+// every waiting job, so answers are memoised.
 func tQuantile(df, level float64) float64 {
-	return distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile((1 + level) / 2)
+	k := [2]float64{df, level}
+	if q, ok := tCache.Load(k); ok {
+		return q.(float64)
+	}
+	q := distuv.StudentsT{Mu: 0, Sigma: 1, Nu: df}.Quantile((1 + level) / 2)
+	if tCacheSize.Add(1) <= tCacheMax {
+		tCache.Store(k, q)
+	}
+	return q
 }
+
+var (
+	tCache     sync.Map // [2]float64{df, level} → quantile
+	tCacheSize atomic.Int64
+)
+
+// tCacheMax bounds the memo: degrees of freedom grow with history, one
+// entry per distinct count.
+const tCacheMax = 1 << 16
 
 // ProcBin is the thesis's processor category ⌈log2 p⌉: 0 for one
 // processor, 1 for two, 2 for 3–4, 3 for 5–8, 4 for 9–16, …
