@@ -226,6 +226,14 @@ func (g *GA) Best() (*Chromosome, float64) {
 	return g.gs[g.best].Chromosome.Clone(), g.bestCost
 }
 
+// BestCost is the cost of Best without the copy.
+func (g *GA) BestCost() float64 {
+	if g.best < 0 {
+		return math.Inf(1)
+	}
+	return g.bestCost
+}
+
 // Evaluations is the number of decodes made, including those of Seed and
 // Update. Parents passed on unchanged are not decoded again; an aligned
 // offspring counts two (see GA).

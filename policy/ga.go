@@ -35,6 +35,7 @@ type gaPolicy struct {
 	rng   *rand.Rand
 	jumps map[string]int
 	gens  atomic.Int64 // read by the stats publisher while Plan runs
+	last  time.Time    // when the previous decision's evolution ended
 }
 
 func newGA(name string, cost ga.CostKind, o Options) *gaPolicy {
@@ -98,13 +99,23 @@ func (p *gaPolicy) evolve(ctx context.Context, prob *ga.Problem) error {
 		}
 	}
 	start, gens := time.Now(), 0
+	best, stall := p.g.BestCost(), 0
+	// Stall applies only right after another decision (a burst), not to
+	// the replans of a quiet queue, which keep the whole budget.
+	stallOK := p.o.Stall > 0 && start.Sub(p.last) < stallWithin
+	defer func() { p.last = time.Now() }()
 	for {
 		if err := p.g.Step(ctx); err != nil {
 			return err
 		}
 		gens++
+		if c := p.g.BestCost(); c < best {
+			best, stall = c, 0
+		} else {
+			stall++
+		}
 		if p.o.TimeBudget > 0 {
-			if time.Since(start) >= p.o.TimeBudget {
+			if time.Since(start) >= p.o.TimeBudget || stallOK && stall >= p.o.Stall {
 				break
 			}
 		} else if gens >= p.o.Generations {
@@ -114,6 +125,10 @@ func (p *gaPolicy) evolve(ctx context.Context, prob *ga.Problem) error {
 	p.gens.Add(int64(gens))
 	return nil
 }
+
+// stallWithin is how soon after the previous decision a decision counts as
+// part of a burst, for Options.Stall.
+const stallWithin = 200 * time.Millisecond
 
 // promoteStarved moves the oldest job that has been overtaken MaxJumps
 // times to the front of c's order (prob's tasks are in arrival order).

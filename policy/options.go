@@ -23,6 +23,15 @@ type Options struct {
 	MaxJumps    int           // times a job may be overtaken; default 7 (FPFS's MaxJumps); <0: unbounded
 	Generations int           // generations per decision (simulation); default 50 when TimeBudget is 0
 	TimeBudget  time.Duration // wall time per decision (live); 0: use Generations
+	// Stall ends a decision's evolution early, within TimeBudget, once the
+	// best schedule has not improved for this many generations, when the
+	// decision follows the previous one within 200 ms: under a burst
+	// decisions come every few tens of milliseconds, the population carries
+	// over from one to the next, and the rest of each budget would mostly
+	// be spent confirming the best. Replans of a quiet queue keep the whole
+	// budget. 0: DefaultStall; < 0: never. Not used with Generations
+	// (simulation), which stays a fixed count.
+	Stall int
 }
 
 // Defaults used when an option is zero.
@@ -31,6 +40,7 @@ const (
 	DefaultWindow     = 20
 	DefaultMaxJumps   = 7
 	DefaultGens       = 50
+	DefaultStall      = 10
 )
 
 func (o Options) withDefaults() Options {
@@ -45,6 +55,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Generations <= 0 && o.TimeBudget <= 0 {
 		o.Generations = DefaultGens
+	}
+	if o.Stall == 0 {
+		o.Stall = DefaultStall
 	}
 	if o.Fallback <= 0 {
 		o.Fallback = time.Hour

@@ -186,3 +186,35 @@ func TestNew_UnknownPolicy(t *testing.T) {
 		t.Fatalf("err = %v, want the list of known policies", err)
 	}
 }
+
+// With a wall-time budget, a decision that follows the previous one closely
+// (a burst) stops once the best schedule has stalled for Stall generations;
+// one after a quiet spell keeps its budget; a fixed generation count
+// (simulation) ignores Stall.
+func TestGA_StallEndsBurstDecisionsEarly(t *testing.T) {
+	s := Snapshot{Now: t0, Hosts: hosts(4), Queue: []QueuedJob{job("a", 0, 1, 1, time.Minute)}}
+	p := newGA("ga-xms", 0, Options{Seed: 1, TimeBudget: time.Hour, Stall: 5}) // the budget would time the test out
+	p.last = time.Now()
+	if _, err := p.Plan(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if g := p.Generations(); g != 5 {
+		t.Errorf("burst decision on a one-job problem ran %d generations, want Stall = 5 (nothing can improve)", g)
+	}
+	q := newGA("ga-xms", 0, Options{Seed: 1, TimeBudget: 20 * time.Millisecond, Stall: 5})
+	q.last = time.Now().Add(-time.Second) // a quiet spell
+	if _, err := q.Plan(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if g := q.Generations(); g <= 5 {
+		t.Errorf("decision after a quiet spell stopped after %d generations, want the whole budget", g)
+	}
+	r := newGA("ga-xms", 0, Options{Seed: 1, Generations: 12, Stall: 5})
+	r.last = time.Now()
+	if _, err := r.Plan(context.Background(), s); err != nil {
+		t.Fatal(err)
+	}
+	if g := r.Generations(); g != 12 {
+		t.Errorf("fixed-count decision ran %d generations, want 12", g)
+	}
+}

@@ -31,6 +31,7 @@ var configKeys = []configKey{
 	{"ga.window", 20, "queued jobs in the GA's pool (scheduling/); the rest wait in queued/ in arrival order"},
 	{"ga.max_jumps", 7, "times a job may be overtaken by later jobs before it must be placed next (FPFS's MaxJumps)"},
 	{"ga.time_budget", "10ms", "wall time the GA evolves per decision (~30 generations; the population carries over, and sched replans every second while jobs wait)"},
+	{"ga.stall", 10, "in a burst (a decision within 200 ms of the last), stop evolving once the best schedule has not improved for this many generations; -1: always use the whole time budget"},
 	{"ga.seed", 0, "seed of the GA's random choices; 0: a new seed at every start (logged, so a run can be replayed)"},
 	{"run.max_attempts", 3, "starts tried for a job that cannot start before it is rejected"},
 	{"run.kill_grace", "10s", "time between SIGTERM and SIGKILL when a job is cancelled or exceeds its walltime"},
@@ -112,6 +113,7 @@ type config struct {
 	Window       int
 	MaxJumps     int
 	TimeBudget   time.Duration
+	Stall        int
 	Seed         int64
 	MaxAttempts  int
 	KillGrace    time.Duration
@@ -133,6 +135,7 @@ func readConfig(v *viper.Viper) (config, error) {
 		Population:   v.GetInt("ga.population"),
 		Window:       v.GetInt("ga.window"),
 		MaxJumps:     v.GetInt("ga.max_jumps"),
+		Stall:        v.GetInt("ga.stall"),
 		Seed:         v.GetInt64("ga.seed"),
 		MaxAttempts:  v.GetInt("run.max_attempts"),
 		Web:          v.GetString("web.addr"),

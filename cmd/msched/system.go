@@ -182,11 +182,12 @@ func (s *system) sched(ctx context.Context) (*daemons.Sched, error) {
 		Window:     s.cfg.Window,
 		MaxJumps:   s.cfg.MaxJumps,
 		TimeBudget: s.cfg.TimeBudget,
+		Stall:      s.cfg.Stall,
 	})
 	if err != nil {
 		return nil, err
 	}
-	log.Info("policy", "name", s.cfg.Policy, "seed", seed, "models", lib.Names(), "time_budget", s.cfg.TimeBudget)
+	log.Info("policy", "name", s.cfg.Policy, "seed", seed, "models", lib.Names(), "time_budget", s.cfg.TimeBudget, "stall", s.cfg.Stall)
 	// The evaluator's counters and the GA's generations, for the status
 	// page's /metrics (which may run in another process, or as CGI).
 	var gens func() (int64, bool)
