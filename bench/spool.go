@@ -56,6 +56,7 @@ type SpoolResult struct {
 	BurstP95Ms    float64       `json:"-"`
 	IdleReportP50 float64       `json:"-"` // submit to report, idle system, ms
 	Stages        []StageTiming `json:"-"` // where the burst jobs' time went
+	Shepherd      string        `json:"-"` // what the run daemon execs for each job (set by the caller)
 }
 
 // StageTiming is the mean time jobs spent between two recorded instants.
@@ -368,8 +369,14 @@ func SpoolTable(w io.Writer, r SpoolResult) error {
   burst:  first submit to last report %.2f s = %.0f jobs/s; submit-to-start p50 %.0f ms, p95 %.0f ms (queueing included)
   idle:   %d jobs one at a time: submit-to-start p50 %.1f ms, p95 %.1f ms; submit-to-report p50 %.1f ms
 `, r.Jobs, r.Slots, r.Seconds, r.JobsPerSecond, r.BurstP50Ms, r.BurstP95Ms, r.IdleJobs, r.LatencyP50Ms, r.LatencyP95Ms, r.IdleReportP50)
-	if err != nil || len(r.Stages) == 0 {
+	if err != nil {
 		return err
+	}
+	if r.Shepherd != "" {
+		fmt.Fprintf(w, "  shepherd: %s\n", r.Shepherd)
+	}
+	if len(r.Stages) == 0 {
+		return nil
 	}
 	fmt.Fprintln(w, "  where the burst jobs' time went (mean, p95):")
 	for _, s := range r.Stages {

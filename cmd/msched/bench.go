@@ -56,6 +56,9 @@ idle system (run.started_at − submitted_at, from the accounting log).
 
 The policy and the other settings come from the configuration (policy,
 ga.time_budget, …), so the figures are those of the live system as configured.
+Every job is started through a shepherd: msched-shepherd when it is installed
+next to this binary (go install ./cmd/...), else this binary re-executed, which
+costs more CPU per job; the table says which.
 --json prints {"jobs":N,"seconds":x,"jobs_per_second":x,"latency_p50_ms":x,"latency_p95_ms":x}.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -85,6 +88,7 @@ ga.time_budget, …), so the figures are those of the live system as configured.
 			if err != nil {
 				return err
 			}
+			_, _, r.Shepherd, _ = launch.DefaultShepherd()
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(r)
 			}
