@@ -132,6 +132,17 @@
 //	after C2    the claim only: RecoverClaims returns it; init judges it again as J
 //	after S1    the claim and to/J: RecoverClaims removes the claim
 //
+// A Batch (daemons moving a burst) does M1–M3 for each of its moves and M4
+// once per directory at Commit, and removes the claims of its moves from
+// submitted only after that: until Commit its moves are visible but not
+// durable, and a crash leaves each job where it was or where it went,
+// claimed or not, which the owners' recoveries resolve as above.
+//
+// Temporaries are staged in tmp/<daemon>/ for a daemon's view (As), in
+// tmp/ otherwise; a daemon recycles them (atomicfile.Pool): a replaced
+// file's old inode becomes its next temporary. Only one daemon of each kind
+// works on a spool at a time (LockDaemon, an flock on db/<daemon>.lock).
+//
 // Guarantees:
 //
 //   - A job is never lost: at every instant its file exists under a name that
