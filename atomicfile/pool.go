@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -89,11 +90,14 @@ func (p *Pool) take() (*os.File, error) {
 	}
 	p.mu.Unlock()
 	if path != "" {
-		f, err := os.OpenFile(path, os.O_WRONLY, Perm)
+		f, err := os.OpenFile(path, os.O_WRONLY|syscall.O_NOFOLLOW, Perm)
 		if err == nil {
-			return f, nil
-		}
-		if !errors.Is(err, os.ErrNotExist) {
+			if fi, serr := f.Stat(); serr == nil && recyclable(fi) {
+				return f, nil
+			}
+			// Not what the pool put there: leave it, make a new one.
+			f.Close()
+		} else if !errors.Is(err, os.ErrNotExist) && !errors.Is(err, syscall.ELOOP) {
 			return nil, fmt.Errorf("atomicfile: %w", err)
 		}
 	}
@@ -202,7 +206,9 @@ func (p *Pool) Adopt(path string) error {
 	p.mu.Lock()
 	full := len(p.free) >= poolCap
 	p.mu.Unlock()
-	if full {
+	if fi, err := os.Lstat(path); err != nil {
+		return err
+	} else if full || !recyclable(fi) {
 		return os.Remove(path)
 	}
 	to := p.newName()
@@ -241,4 +247,13 @@ func (p *Pool) Place(path string) error {
 		return fmt.Errorf("atomicfile: %w", err)
 	}
 	return nil
+}
+
+// recyclable reports whether a file may be reused as a pool file: a
+// regular file (not a symlink a writer would follow), with one name (not a
+// hard link to a file kept elsewhere) and owned by this process's user (a
+// submitter's claim reused as a job file would let the submitter edit it).
+func recyclable(fi os.FileInfo) bool {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return ok && fi.Mode().IsRegular() && st.Nlink == 1 && int(st.Uid) == os.Geteuid()
 }

@@ -155,3 +155,55 @@ func TestPool_Place(t *testing.T) {
 		t.Errorf("Place over an existing file changed it: %q", b)
 	}
 }
+
+// Only a plain file of ours with one name is recycled: a symlink or a hard
+// link handed to Adopt (a claim is whatever a submitter dropped) is removed,
+// and the file it points to is never written.
+func TestPool_AdoptsOnlyPlainFilesOfOurs(t *testing.T) {
+	dir, stage, keep := t.TempDir(), t.TempDir(), t.TempDir()
+	p := PoolFor(stage)
+	precious := filepath.Join(keep, "precious")
+	os.WriteFile(precious, []byte("keep me\n"), 0o644)
+	link := filepath.Join(dir, "symlink")
+	if err := os.Symlink(precious, link); err != nil {
+		t.Fatal(err)
+	}
+	hard := filepath.Join(dir, "hardlink")
+	if err := os.Link(precious, hard); err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range []string{link, hard} {
+		if err := p.Adopt(f); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Lstat(f); !os.IsNotExist(err) {
+			t.Errorf("%s still there", f)
+		}
+	}
+	if es, _ := os.ReadDir(stage); len(es) != 0 {
+		t.Errorf("pool took %v", es)
+	}
+	// And a pool file replaced behind the pool's back is not written through.
+	os.WriteFile(filepath.Join(dir, "ok"), nil, 0o644)
+	if err := p.Adopt(filepath.Join(dir, "ok")); err != nil {
+		t.Fatal(err)
+	}
+	es, _ := os.ReadDir(stage)
+	if len(es) != 1 {
+		t.Fatalf("pool holds %v, want one file", es)
+	}
+	pooled := filepath.Join(stage, es[0].Name())
+	os.Remove(pooled)
+	os.Symlink(precious, pooled)
+	for i := 0; i < 3; i++ {
+		if err := p.Write(dir, "f", []byte("job\n"), true); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if b, _ := os.ReadFile(precious); string(b) != "keep me\n" {
+		t.Errorf("a write went through a symlink in the pool: %q", b)
+	}
+	if fi, _ := os.Lstat(precious); fi.Sys().(*syscall.Stat_t).Nlink != 1 {
+		t.Errorf("the hard link was not removed")
+	}
+}
