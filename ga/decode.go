@@ -92,3 +92,16 @@ func resize(v []float64, n int) []float64 {
 	}
 	return v[:n]
 }
+
+// meanStartFraction is the tasks' mean start time over the makespan, in
+// [0, 1]; 0 without tasks or a finite makespan.
+func (s *Schedule) meanStartFraction() float64 {
+	if len(s.Start) == 0 || !(s.Makespan > 0) || math.IsInf(s.Makespan, 1) {
+		return 0
+	}
+	sum := 0.0
+	for _, x := range s.Start {
+		sum += x
+	}
+	return sum / float64(len(s.Start)) / s.Makespan
+}

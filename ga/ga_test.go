@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"math/rand"
+	"slices"
 	"strconv"
 	"testing"
 )
@@ -249,5 +250,40 @@ func TestGA_GenerationDoesNotAllocate(t *testing.T) {
 	// allocation a generation rounds to 0.
 	if n := testing.AllocsPerRun(100, func() { g.Step(ctx) }); n != 0 {
 		t.Fatalf("a generation allocates %v times", n)
+	}
+}
+
+// With TieBreak the GA prefers, among schedules of equal cost, the one whose
+// tasks start earliest on average: on one host every order has the same
+// makespan, and the earliest mean start is shortest-first.
+func TestGA_TieBreakStartsSoonest(t *testing.T) {
+	durations := []float64{5, 1, 4, 2, 3}
+	p := &Problem{Hosts: 1}
+	for i, d := range durations {
+		d := d
+		p.Tasks = append(p.Tasks, &Task{ID: string(rune('A' + i)), Min: 1, Max: 1,
+			Runtime: func([]int) float64 { return d }})
+	}
+	for _, k := range []CostKind{MS, XMS} {
+		g, err := New(p, Config{Cost: k, TieBreak: true}, rand.New(rand.NewSource(1)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 0; i < 30; i++ {
+			if err := g.Step(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		best, cost := g.Best()
+		var got []float64
+		for _, j := range best.Order {
+			got = append(got, durations[j])
+		}
+		if !slices.IsSorted(got) {
+			t.Errorf("%v: best order runs %v, want shortest first", k, got)
+		}
+		if cost < 15 || cost > 15*(1+1e-9) {
+			t.Errorf("%v: cost %v, want the makespan 15 within the tie-breaker's 1e-9", k, cost)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 type Evaluator struct {
 	p     *Problem
 	kind  CostKind
+	tie   bool // Config.TieBreak
 	evals int
 	s     Schedule
 	x     crossScratch
@@ -46,8 +47,16 @@ func (e *Evaluator) Evaluations() int { return e.evals }
 // Evaluate decodes c and returns its cost, counting one evaluation.
 func (e *Evaluator) Evaluate(c *Chromosome) float64 {
 	e.evals++
-	return Evaluate(e.p, c, e.kind, &e.s)
+	cost := Evaluate(e.p, c, e.kind, &e.s)
+	if e.tie {
+		cost *= 1 + tieWeight*e.s.meanStartFraction()
+	}
+	return cost
 }
+
+// tieWeight scales Config.TieBreak's term: far below any difference of
+// cost that means something, far above float rounding of a sum of starts.
+const tieWeight = 1e-9
 
 // Genome returns a genome over c (not copied) for use with eaopt.
 func (e *Evaluator) Genome(c *Chromosome) *Genome {

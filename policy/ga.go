@@ -81,7 +81,7 @@ func (p *gaPolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
 // evolve brings the population to prob and runs the decision's budget.
 func (p *gaPolicy) evolve(ctx context.Context, prob *ga.Problem) error {
 	if p.g == nil {
-		g, err := ga.New(prob, ga.Config{Population: p.o.Population, Cost: p.cost}, p.rng)
+		g, err := ga.New(prob, ga.Config{Population: p.o.Population, Cost: p.cost, TieBreak: true}, p.rng)
 		if err != nil {
 			return err
 		}
