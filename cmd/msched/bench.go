@@ -84,11 +84,16 @@ costs more CPU per job; the table says which.
 				defer sys.close()
 				return sys.run(ctx, daemonNames)
 			}
+			exe, _, how, _ := launch.DefaultShepherd()
+			if filepath.Base(exe) != launch.ShepherdBinary {
+				// The JSON line does not say it; the figures depend on it.
+				fmt.Fprintf(cmd.ErrOrStderr(), "msched bench spool: note: every job starts through %s\n", how)
+			}
 			r, err := bench.Spool(cmd.Context(), cfg)
 			if err != nil {
 				return err
 			}
-			_, _, r.Shepherd, _ = launch.DefaultShepherd()
+			r.Shepherd = how
 			if asJSON {
 				return json.NewEncoder(cmd.OutOrStdout()).Encode(r)
 			}
