@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"syscall"
 )
 
 // Perm is the mode of every file written: msched's web page and status
@@ -75,20 +76,44 @@ func (p *Pending) CommitNoDirSync() error {
 	if p.done {
 		return fmt.Errorf("atomicfile: %s: already committed", p.name)
 	}
-	if err := p.Chmod(Perm); err != nil {
-		return fmt.Errorf("atomicfile: %w", err)
-	}
-	if err := p.Sync(); err != nil {
-		return fmt.Errorf("atomicfile: %w", err)
-	}
-	if err := p.Close(); err != nil {
-		return fmt.Errorf("atomicfile: %w", err)
+	if err := seal(p.File); err != nil {
+		return err
 	}
 	if err := os.Rename(p.File.Name(), filepath.Join(p.dir, p.name)); err != nil {
 		return fmt.Errorf("atomicfile: %w", err)
 	}
 	p.done = true
 	return nil
+}
+
+// seal gives a written temporary its final mode, makes its data durable
+// and closes it: what must happen before it is renamed into place.
+func seal(f *os.File) error {
+	err := f.Chmod(Perm)
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("atomicfile: %w", err)
+	}
+	return nil
+}
+
+// Reuse is New for a temporary that already exists at path (on dir's file
+// system): a file someone placed for this write, so that none is created.
+// It is emptied; a symlink is refused.
+func Reuse(path, dir, name string) (*Pending, error) {
+	if name == "" || name != filepath.Base(name) || name[0] == '.' {
+		return nil, fmt.Errorf("atomicfile: bad file name %q", name)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, fmt.Errorf("atomicfile: %w", err)
+	}
+	return &Pending{File: f, dir: dir, name: name}, nil
 }
 
 // Cleanup removes the temporary file unless Commit succeeded. It is meant
@@ -109,19 +134,15 @@ func (p *Pending) Cleanup() error {
 // or all of the new one, never a part, and a crash leaves one of the two.
 // The temporary is in staging (see New).
 func Write(staging, dir, name string, data []byte) error {
-	p, err := New(staging, dir, name)
-	if err != nil {
-		return err
-	}
-	defer p.Cleanup()
-	if _, err := p.Write(data); err != nil {
-		return fmt.Errorf("atomicfile: %w", err)
-	}
-	return p.Commit()
+	return write(staging, dir, name, data, (*Pending).Commit)
 }
 
 // WriteNoDirSync is Write with CommitNoDirSync.
 func WriteNoDirSync(staging, dir, name string, data []byte) error {
+	return write(staging, dir, name, data, (*Pending).CommitNoDirSync)
+}
+
+func write(staging, dir, name string, data []byte, commit func(*Pending) error) error {
 	p, err := New(staging, dir, name)
 	if err != nil {
 		return err
@@ -130,7 +151,7 @@ func WriteNoDirSync(staging, dir, name string, data []byte) error {
 	if _, err := p.Write(data); err != nil {
 		return fmt.Errorf("atomicfile: %w", err)
 	}
-	return p.CommitNoDirSync()
+	return commit(p)
 }
 
 // SyncDir fsyncs a directory so that entries created, renamed or removed in

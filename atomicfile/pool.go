@@ -76,9 +76,6 @@ func PoolFor(dir string) *Pool {
 	return p
 }
 
-// Dir is the pool's directory.
-func (p *Pool) Dir() string { return p.dir }
-
 // take returns a pool file opened for writing, its old content still in it:
 // Write overwrites from the start and truncates to the new length, which for
 // files of a few hundred bytes reuses the data block instead of freeing it.
@@ -158,17 +155,9 @@ func (p *Pool) Write(dir, name string, data []byte, syncDir bool) error {
 	if err := f.Truncate(int64(len(data))); err != nil {
 		return fail(err)
 	}
-	// A recycled file may have been anything with any mode (an adopted
-	// claim keeps its submitter's).
-	if err := f.Chmod(Perm); err != nil {
-		return fail(err)
-	}
-	if err := f.Sync(); err != nil {
-		return fail(err)
-	}
-	if err := f.Close(); err != nil {
+	if err := seal(f); err != nil { // sets the mode a recycled file may lack
 		p.give(path)
-		return fmt.Errorf("atomicfile: %w", err)
+		return err
 	}
 	swapped := false
 	if !p.noExchange.Load() {

@@ -102,23 +102,14 @@ func Shepherd(ctx context.Context, spec Spec) error {
 // daemon's staging file when there is one (see Spec.ResultStaging), else a
 // new temporary.
 func writeResult(spec Spec, data []byte) error {
-	if spec.ResultStaging != "" && filepath.Dir(spec.ResultStaging) == filepath.Dir(spec.ResultPath) {
-		if f, err := os.OpenFile(spec.ResultStaging, os.O_WRONLY|os.O_TRUNC, 0); err == nil {
-			_, err := f.Write(data)
-			if err == nil {
-				err = f.Chmod(atomicfile.Perm)
-			}
-			if err == nil {
-				err = f.Sync()
-			}
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err == nil {
-				err = os.Rename(spec.ResultStaging, spec.ResultPath)
-			}
-			if err == nil {
-				return atomicfile.SyncDir(filepath.Dir(spec.ResultPath))
+	dir, name := filepath.Split(spec.ResultPath)
+	if spec.ResultStaging != "" && filepath.Dir(spec.ResultStaging) == filepath.Clean(dir) {
+		if p, err := atomicfile.Reuse(spec.ResultStaging, dir, name); err == nil {
+			defer p.Cleanup()
+			if _, err := p.Write(data); err == nil {
+				if err := p.Commit(); err == nil {
+					return nil
+				}
 			}
 			// fall through: a temporary of our own
 		}
