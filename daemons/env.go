@@ -32,12 +32,6 @@ func (e Env) logger(name string) *slog.Logger {
 	return l.With("daemon", name)
 }
 
-// exclusive takes the spool's lock for daemon name (spool.LockDaemon): a
-// second daemon of a kind would fight the first over its files.
-func (e Env) exclusive(name string) (release func() error, err error) {
-	return e.Spool.LockDaemon(name)
-}
-
 func (e Env) rescan() time.Duration {
 	if e.Rescan > 0 {
 		return e.Rescan

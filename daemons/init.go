@@ -25,7 +25,7 @@ type Init struct{ Env }
 // only moves are from claims, which RecoverClaims covers.
 func (d *Init) Run(ctx context.Context) error {
 	log := d.logger("init")
-	release, err := d.exclusive("init")
+	release, err := d.Spool.LockDaemon("init")
 	if err != nil {
 		return err
 	}

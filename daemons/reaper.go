@@ -55,7 +55,7 @@ const (
 // log already holds: it reads them from the log (openAccounting).
 func (d *Reaper) Run(ctx context.Context) error {
 	log := d.logger("reaper")
-	release, err := d.exclusive("reaper")
+	release, err := d.Spool.LockDaemon("reaper")
 	if err != nil {
 		return err
 	}

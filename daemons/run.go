@@ -112,7 +112,7 @@ func (d *Run) Run(ctx context.Context) error {
 	if d.Launcher == nil {
 		return errors.New("daemons: run: no launcher")
 	}
-	release, err := d.exclusive("run")
+	release, err := d.Spool.LockDaemon("run")
 	if err != nil {
 		return err
 	}
@@ -452,8 +452,9 @@ func (r *runner) start(rj *runJob) bool {
 const pgidWait = 2 * time.Second
 
 // awaitPgid waits until the shepherd names the job's process group, the job
-// has ended or pgidWait passes: through the shepherd's start notice when the
-// handle has one, else by reading the pid file.
+// has ended or pgidWait passes, through the shepherd's start notice (every
+// launcher here gives one: launch.StartNotifier); otherwise it takes what
+// the pid file holds now.
 func (r *runner) awaitPgid(h launch.Handle, s launch.Spec) launch.PidFile {
 	if sn, ok := h.(launch.StartNotifier); ok {
 		t := time.NewTimer(pgidWait)
@@ -466,20 +467,9 @@ func (r *runner) awaitPgid(h launch.Handle, s launch.Spec) launch.PidFile {
 		case <-t.C:
 		case <-r.ctx.Done():
 		}
-		rec, _ := launch.ReadPidFile(s.PidPath)
-		return rec
 	}
-	deadline := time.Now().Add(pgidWait)
-	for d := time.Millisecond; ; d = min(2*d, 50*time.Millisecond) {
-		rec, err := launch.ReadPidFile(s.PidPath)
-		if err == nil && rec.Pgid != 0 {
-			return rec
-		}
-		if _, err := os.Lstat(s.ResultPath); err == nil || time.Now().After(deadline) || r.ctx.Err() != nil {
-			return rec
-		}
-		time.Sleep(d)
-	}
+	rec, _ := launch.ReadPidFile(s.PidPath)
+	return rec
 }
 
 // follow waits for a started job's result and records it. If the daemon is

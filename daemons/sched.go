@@ -83,7 +83,7 @@ func (d *Sched) Run(ctx context.Context) error {
 	if d.Replan <= 0 {
 		d.Replan = time.Second
 	}
-	release, err := d.exclusive("sched")
+	release, err := d.Spool.LockDaemon("sched")
 	if err != nil {
 		return err
 	}
@@ -386,7 +386,7 @@ func (d *Sched) window() (window, evict []*spool.Job, waiting int, err error) {
 	for _, n := range ss {
 		all = append(all, entry{spool.Scheduling, n})
 	}
-	sort.SliceStable(all, func(a, b int) bool { return jidLess(all[a].name, all[b].name) })
+	sort.SliceStable(all, func(a, b int) bool { return spool.JIDLess(all[a].name, all[b].name) })
 	waiting = len(all)
 	for i, en := range all {
 		if i >= d.Window && en.st == spool.Queued {
@@ -408,15 +408,6 @@ func (d *Sched) window() (window, evict []*spool.Job, waiting int, err error) {
 		}
 	}
 	return window, evict, waiting, nil
-}
-
-// jidLess orders JIDs by number: they have a fixed width until the
-// counter outgrows it, after which the longer name is the younger job.
-func jidLess(a, b string) bool {
-	if len(a) != len(b) {
-		return len(a) < len(b)
-	}
-	return a < b
 }
 
 // unreadable reports a job file in sched's directories that does not parse.

@@ -35,7 +35,7 @@ type Stats struct {
 // interval, so a restarted scheduler has fresh loads without waiting.
 func (d *Stats) Run(ctx context.Context) error {
 	log := d.logger("stats")
-	release, err := d.exclusive("stats")
+	release, err := d.Spool.LockDaemon("stats")
 	if err != nil {
 		return err
 	}
