@@ -2,11 +2,13 @@ package spool
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 )
 
@@ -37,21 +39,13 @@ func (s *Spool) Names(st State) ([]string, error) {
 		ns = append(ns, named{n, ok, d.Name()})
 	}
 	slices.SortFunc(ns, func(a, b named) int {
-		switch {
-		case a.ok && b.ok:
-			return int(max(-1, min(1, a.n-b.n)))
-		case a.ok != b.ok:
+		if a.ok != b.ok {
 			if a.ok {
 				return -1 // JIDs first
 			}
 			return 1
 		}
-		if a.name < b.name {
-			return -1
-		} else if a.name > b.name {
-			return 1
-		}
-		return 0
+		return cmp.Or(cmp.Compare(a.n, b.n), strings.Compare(a.name, b.name))
 	})
 	out := make([]string, len(ns))
 	for i, n := range ns {
@@ -134,13 +128,6 @@ func (c *Cache) Keep(st State, names []string) {
 			delete(c.m, k)
 		}
 	}
-}
-
-// Len is the number of files cached.
-func (c *Cache) Len() int {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return len(c.m)
 }
 
 func (c *Cache) forget(k cacheKey) {

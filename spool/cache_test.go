@@ -86,7 +86,7 @@ func TestCache_ParsesEachVersionOnce(t *testing.T) {
 	if _, err := c.Read(Queued, j.JID); !errors.Is(err, ErrNotFound) {
 		t.Errorf("read after the move: %v, want ErrNotFound", err)
 	}
-	if n := c.Len(); n != 0 {
+	if n := len(c.m); n != 0 {
 		t.Errorf("%d entries after the file left", n)
 	}
 	if got, err := c.Read(Scheduling, j.JID); err != nil || got.State() != Scheduling || len(got.History) != len(j.History)+1 {
@@ -117,8 +117,8 @@ func TestCache_KeepDropsWhatLeft(t *testing.T) {
 		}
 	}
 	c.Keep(Queued, []string{b.JID})
-	if c.Len() != 2 {
-		t.Errorf("after Keep: %d entries, want 2 (b and the running job)", c.Len())
+	if len(c.m) != 2 {
+		t.Errorf("after Keep: %d entries, want 2 (b and the running job)", len(c.m))
 	}
 }
 

@@ -32,6 +32,16 @@ func ValidJID(s string) bool {
 	return ok && FormatJID(n) == s
 }
 
+// JIDLess orders JIDs as their numbers: JIDs are zero-padded to a fixed
+// width until the counter outgrows it, so the shorter is the older and
+// equal lengths compare as strings.
+func JIDLess(a, b string) bool {
+	if len(a) != len(b) {
+		return len(a) < len(b)
+	}
+	return a < b
+}
+
 func jidNumber(s string) (int64, bool) {
 	if len(s) < 1+jidWidth || s[0] != 'J' {
 		return 0, false

@@ -473,9 +473,6 @@ func TestEncode_ParsesBack(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if m, _ := j.Marshal(); string(m) != string(data) {
-			t.Errorf("%s: encode and Marshal differ:\n%s\n%s", name, data, m)
-		}
 		back, err := Parse(j.JID, data)
 		if err != nil {
 			t.Fatalf("%s: written file does not parse: %v\n%s", name, err, data)
@@ -545,18 +542,30 @@ func TestBatch_CommitsTogether(t *testing.T) {
 	if cs, _ := s.claimFiles(); len(cs) != 3 {
 		t.Errorf("before Commit: %d claims, want 3 (kept until the moves are durable)", len(cs))
 	}
-	// A crash now: the next init finds the claims and the jobs, and keeps
-	// each job once.
-	if cs, err := Open(s.Root()); err != nil {
-		t.Fatal(err)
-	} else if again, err := cs.As(Init).RecoverClaims(); err != nil || len(again) != 0 {
-		t.Errorf("recovery before Commit judged %d claims again (%v), want 0", len(again), err)
-	}
 	if err := b.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	if cs, _ := s.claimFiles(); len(cs) != 0 {
 		t.Errorf("after Commit: %d claims left", len(cs))
+	}
+
+	// A crash before Commit: the next init finds the claim and the job, and
+	// keeps the job once, not judged again.
+	name, _ := s.Submit("d.yaml", []byte(validJob))
+	c, err := in.Claim(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, _ := c.Job()
+	if err := in.Batch().Move(j, Submitted, Queued, ""); err != nil { // never committed
+		t.Fatal(err)
+	}
+	again, err := in.RecoverClaims()
+	if err != nil || len(again) != 0 {
+		t.Errorf("recovery after an uncommitted batch judged %d claims again (%v), want 0", len(again), err)
+	}
+	if left, _ := s.claimFiles(); len(left) != 0 || len(where(t, s, j.JID)) != 1 {
+		t.Errorf("after recovery: claims %v, job in %v; want no claim and the job in queued/", left, where(t, s, j.JID))
 	}
 
 	// Between daemon states, and removals.
