@@ -126,15 +126,7 @@ func TestWarwick_ParametersAreRecoverable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Through SWF text and back, as a simulator would read them.
-	var buf bytes.Buffer
-	if err := WriteAll(&buf, h, jobs); err != nil {
-		t.Fatal(err)
-	}
-	h, jobs, err = ReadAll(&buf)
-	if err != nil {
-		t.Fatal(err)
-	}
+	h, jobs = roundTrip(t, h, jobs)
 	if h.MaxProcs != 16 {
 		t.Errorf("MaxProcs %d", h.MaxProcs)
 	}
@@ -202,14 +194,7 @@ func TestMulticluster_RequestsAndLoad(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var buf bytes.Buffer
-			if err := WriteAll(&buf, h, jobs); err != nil {
-				t.Fatal(err)
-			}
-			h, jobs, err = ReadAll(&buf)
-			if err != nil {
-				t.Fatal(err)
-			}
+			h, jobs = roundTrip(t, h, jobs)
 			sizes, err := Clusters(h)
 			if err != nil || !reflect.DeepEqual(sizes, []int{8, 8, 8, 8}) || h.MaxProcs != 32 {
 				t.Fatalf("clusters %v (%v), MaxProcs %d", sizes, err, h.MaxProcs)

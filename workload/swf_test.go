@@ -50,7 +50,7 @@ func sampleTrace(t *testing.T) (Header, []Job) {
 
 func TestSWF_RoundTripKeepsJobsAndHeader(t *testing.T) {
 	h, jobs := sampleTrace(t)
-	var buf bytes.Buffer
+	var buf bytes.Buffer // the text itself is checked below
 	if err := WriteAll(&buf, h, jobs); err != nil {
 		t.Fatal(err)
 	}
@@ -207,14 +207,7 @@ func TestSWF_RealTracesParse(t *testing.T) {
 				}
 			}
 			// Write the trace back and read it again: nothing lost.
-			var buf bytes.Buffer
-			if err := WriteAll(&buf, h, jobs); err != nil {
-				t.Fatal(err)
-			}
-			h2, jobs2, err := ReadAll(&buf)
-			if err != nil {
-				t.Fatal(err)
-			}
+			h2, jobs2 := roundTrip(t, h, jobs)
 			if !reflect.DeepEqual(jobs, jobs2) || !reflect.DeepEqual(h.Lines, h2.Lines) {
 				t.Error("the rewritten trace reads back differently")
 			}
@@ -329,4 +322,19 @@ func TestReader_StreamsWithoutReadingAhead(t *testing.T) {
 	if _, err := r.Next(); !errors.Is(err, io.EOF) {
 		t.Errorf("after the end: %v", err)
 	}
+}
+
+// roundTrip writes a trace as SWF text and reads it back, as a simulator
+// would read it.
+func roundTrip(t *testing.T, h Header, jobs []Job) (Header, []Job) {
+	t.Helper()
+	var buf bytes.Buffer
+	if err := WriteAll(&buf, h, jobs); err != nil {
+		t.Fatal(err)
+	}
+	h2, jobs2, err := ReadAll(&buf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return h2, jobs2
 }
