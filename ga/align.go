@@ -47,6 +47,7 @@ func (x *alignScratch) resize(n, m, w int) {
 // more than c. Its pass over the schedule is a decode, and the GA counts it
 // as an evaluation. It takes O(n·m) time, as Decode does.
 func align(p *Problem, c *Chromosome, x *alignScratch) {
+	p.Lead(c)
 	m := p.Hosts
 	free, order := x.free[:m], x.byFree[:m]
 	for h := range free {

@@ -85,8 +85,10 @@ func (s *Schedule) Cost(p *Problem, k CostKind) float64 {
 	return w * (1 + sum)
 }
 
-// Evaluate decodes c and returns its cost; s is scratch space.
+// Evaluate decodes c, led by p.First (see Problem.Lead, which rewrites c),
+// and returns its cost; s is scratch space.
 func Evaluate(p *Problem, c *Chromosome, k CostKind, s *Schedule) float64 {
+	p.Lead(c)
 	Decode(p, c, s)
 	return s.Cost(p, k)
 }

@@ -73,6 +73,30 @@ type Problem struct {
 	Hosts int
 	Base  []float64
 	Tasks []*Task
+	// First lists tasks (by index) that every schedule places before all
+	// others, in this order, wherever a string puts them: a live scheduler's
+	// bound on overtaking (a job overtaken too often goes first). The
+	// optimisers keep their strings so (see Lead), so that they search the
+	// schedules that will be dispatched rather than ones a later rewrite
+	// would change. Usually empty.
+	First []int
+}
+
+// Lead moves p.First to the front of c's order, in First's order, keeping
+// the relative order of the other tasks. Evaluation and alignment call it,
+// so every string an optimiser has evaluated already leads with them.
+func (p *Problem) Lead(c *Chromosome) {
+	for k, j := range p.First {
+		if c.Order[k] == j {
+			continue
+		}
+		at := k + 1
+		for c.Order[at] != j {
+			at++
+		}
+		copy(c.Order[k+1:at+1], c.Order[k:at])
+		c.Order[k] = j
+	}
 }
 
 // Validate checks the problem's shape and every task's host-count range
@@ -83,6 +107,13 @@ func (p *Problem) Validate() error {
 	}
 	if p.Base != nil && len(p.Base) != p.Hosts {
 		return fmt.Errorf("ga: base has %d entries for %d hosts", len(p.Base), p.Hosts)
+	}
+	seen := make(map[int]bool, len(p.First))
+	for _, j := range p.First {
+		if j < 0 || j >= len(p.Tasks) || seen[j] {
+			return fmt.Errorf("ga: First holds %d, want distinct task indexes below %d", j, len(p.Tasks))
+		}
+		seen[j] = true
 	}
 	words := (p.Hosts + 63) / 64
 	for i, t := range p.Tasks {

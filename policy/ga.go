@@ -23,9 +23,10 @@ var (
 // budget, and starts the jobs at the bottom of the best schedule whose hosts
 // are all free now. Jobs beyond the window wait in arrival order.
 //
-// No job waits forever: a job overtaken by MaxJumps later jobs is moved to
-// the front of the order before decoding, so it is placed first and no
-// later job may take a host it needs (after FPFS's MaxJumps).
+// No job waits forever: a job overtaken by MaxJumps later jobs leads every
+// schedule the GA considers (ga.Problem.First), so it is placed first and no
+// later job may take a host it needs (after FPFS's MaxJumps). The GA then
+// optimises the rest around it, as the schedule it will dispatch.
 type gaPolicy struct {
 	name  string
 	cost  ga.CostKind
@@ -63,11 +64,11 @@ func (p *gaPolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
 		p.g = nil
 		return Plan{Reject: rejects}, nil
 	}
+	prob.First = p.starved(prob)
 	if err := p.evolve(ctx, prob); err != nil {
 		return Plan{}, err
 	}
 	best, _ := p.g.Best()
-	p.promoteStarved(prob, best)
 	// Dispatch the aligned schedule: the GA's order and host counts, each
 	// job on the hosts free first, so a job never waits for a busy host
 	// while another it may use is free (a promoted job above all).
@@ -130,20 +131,18 @@ func (p *gaPolicy) evolve(ctx context.Context, prob *ga.Problem) error {
 // part of a burst, for Options.Stall.
 const stallWithin = 200 * time.Millisecond
 
-// promoteStarved moves the oldest job that has been overtaken MaxJumps
-// times to the front of c's order (prob's tasks are in arrival order).
-func (p *gaPolicy) promoteStarved(prob *ga.Problem, c *ga.Chromosome) {
+// starved returns, as ga.Problem.First, the oldest job that has been
+// overtaken MaxJumps times (prob's tasks are in arrival order), or nil.
+func (p *gaPolicy) starved(prob *ga.Problem) []int {
 	if p.o.MaxJumps < 0 {
-		return
+		return nil
 	}
 	for k, t := range prob.Tasks {
 		if p.jumps[t.ID] >= p.o.MaxJumps {
-			at := indexOf(c.Order, k)
-			copy(c.Order[1:at+1], c.Order[:at])
-			c.Order[0] = k
-			return
+			return []int{k}
 		}
 	}
+	return nil
 }
 
 // countJumps adds one overtake to every queued job that arrived before a job
@@ -183,13 +182,4 @@ func (p *gaPolicy) countJumps(queue []QueuedJob, started []Placement) {
 		}
 	}
 	p.jumps = live
-}
-
-func indexOf(v []int, x int) int {
-	for i, y := range v {
-		if y == x {
-			return i
-		}
-	}
-	return -1
 }
