@@ -12,9 +12,9 @@ const (
 	// MS is the makespan w alone.
 	MS CostKind = iota
 	// XMS is Eq. 3 of the MS paper, f_c = w·(1 + Σ_nodes δ[t_j^idle(0)]),
-	// with δ read as an indicator: 1 when node j has idle time at the bottom
-	// of the schedule, else 0. The paper leaves δ undefined; this is
-	// msched's default reading (SEEDS.md §1).
+	// with δ read as an indicator: 1 when node j idles from now (it is free
+	// now and no task starts on it now; see IdleAtStart), else 0. The paper
+	// leaves δ undefined; this is msched's default reading (SEEDS.md §1).
 	XMS
 	// XMSContinuous reads δ as the idle fraction t_j^idle(0)/w, so that a
 	// little idle time costs a little.
@@ -44,19 +44,24 @@ func ParseCost(s string) (CostKind, error) {
 	return 0, fmt.Errorf("ga: unknown cost %q (want ms, xms or xms-continuous)", s)
 }
 
-// IdleAtStart returns t_j^idle(0) for host h: the idle time at the bottom of
-// the schedule, from the end of the host's running work (its base; 0 when it
-// is free now) to the start of its first task, or to the makespan when no
-// task uses it.
+// IdleAtStart returns t_j^idle(0) for host h: "the amount of idle time on
+// node j starting at time 0" (Eq. 3), read literally. A host free now (base
+// 0) idles from now to the start of its first task, or to the makespan when
+// no task uses it. A host busy now has no idle time starting at 0: the gap
+// after its running work is not at the bottom of the schedule, and the
+// decision taken when that work ends can still fill it, whereas a host left
+// idle now stays idle at least until the next decision. (msched's first
+// reading also counted that gap; it made the GA widen tasks to line them up
+// with the running work, and lost to plain makespan in bench table1.)
 func (s *Schedule) IdleAtStart(p *Problem, h int) float64 {
+	if p.base(h) > 0 {
+		return 0
+	}
 	first := s.First[h]
 	if math.IsInf(first, 1) {
 		first = s.Makespan
 	}
-	if d := first - p.base(h); d > 0 {
-		return d
-	}
-	return 0
+	return math.Max(first, 0)
 }
 
 // idleEps is the idle time below which a host counts as busy for the

@@ -45,11 +45,11 @@ func TestCost_XMSReadings(t *testing.T) {
 }
 
 func TestCost_IdleBelowEpsilonIsNotIdle(t *testing.T) {
-	// Host 1's base ends a rounding error before host 0's: the task on
-	// {0,1} starts at host 0's base, so host 1 idles ~1e-13 s, which the
-	// indicator reading must not count.
+	// Host 0's running work ends a rounding error after now (0.1+0.2-0.3):
+	// the task on {0,1} starts then, so host 1, free now, idles ~5e-17 s,
+	// which the indicator reading must not count.
 	a, b := 0.1, 0.2 // variables: Go would fold the constants exactly
-	p := &Problem{Hosts: 2, Base: []float64{a + b, 0.3}, Tasks: []*Task{msFixedTask("A", 5, 2, nil)}}
+	p := &Problem{Hosts: 2, Base: []float64{a + b - 0.3, 0}, Tasks: []*Task{msFixedTask("A", 5, 2, nil)}}
 	c := &Chromosome{Order: []int{0}, Map: []Bits{msBits(2, 0, 1)}}
 	var s Schedule
 	Decode(p, c, &s)

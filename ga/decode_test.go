@@ -45,26 +45,29 @@ func TestDecode_HandCheckedWithBase(t *testing.T) {
 		// A {0,1}: starts max(2,2)=2,  ends 5.  Free0=Free1=5.
 		// D {0}:   starts 5,           ends 6.  Free0=6.
 		// C {1,2}: starts max(5,5)=5,  ends 9.  Free1=Free2=9.
-		// Idle at the bottom: host0 2-2=0, host1 0-0=0, host2 5-5=0,
-		// host3 unused: w-base = 9-1 = 8.
-		// XMS = 9·(1+1) = 18; continuous 9·(1+8/9) = 17.
+		// Idle from now: only host 1 is free now, and B starts on it at
+		// once. Hosts 0, 2 and 3 are busy now, so none idles from 0
+		// (host 3's gap after its work, 1..9, does not count).
+		// XMS = continuous = 9.
 		name:  "B A D C",
 		order: []int{1, 0, 3, 2},
 		start: []float64{2, 0, 5, 5}, end: []float64{5, 2, 9, 6},
 		first: []float64{2, 0, 5, inf}, free: []float64{6, 9, 9, 1},
-		makespan: 9, ms: 9, xms: 18, xmsCont: 17,
+		makespan: 9, ms: 9, xms: 9, xmsCont: 9,
 	}, {
 		// A {0,1}: starts max(2,0)=2,  ends 5.  Free0=Free1=5.
 		// B {1}:   starts 5,           ends 7.  Free1=7.
 		// C {1,2}: starts max(7,5)=7,  ends 11. Free1=Free2=11.
 		// D {0}:   starts 5,           ends 6.  Free0=6.
-		// Idle: host0 2-2=0, host1 2-0=2, host2 7-5=2, host3 11-1=10.
-		// XMS = 11·(1+3) = 44; continuous 11·(1+(2+2+10)/11) = 25.
+		// Idle from now: host 1 (free now) idles 0..2; the busy hosts
+		// count nothing (host 2's gap 5..7 and host 3's 1..11 are after
+		// their running work).
+		// XMS = 11·(1+1) = 22; continuous 11·(1+2/11) = 13.
 		name:  "A B C D",
 		order: []int{0, 1, 2, 3},
 		start: []float64{2, 5, 7, 5}, end: []float64{5, 7, 11, 6},
 		first: []float64{2, 2, 7, inf}, free: []float64{6, 11, 11, 1},
-		makespan: 11, ms: 11, xms: 44, xmsCont: 25,
+		makespan: 11, ms: 11, xms: 22, xmsCont: 13,
 	}}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

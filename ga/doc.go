@@ -7,7 +7,7 @@
 // of the tasks) and a mapping part (one bit per task and host). Decoding is
 // list scheduling in string order: each task starts when all of its hosts are
 // free. Costs are the makespan (MS) and the extended cost XMS (Eq. 3), which
-// penalises idle time at the bottom of the schedule.
+// penalises hosts left idle from now, at the bottom of the schedule.
 //
 // The package holds the decoder and costs, the genetic algorithm with a live
 // population (built on eaopt's Genome interface), simulated annealing, random
