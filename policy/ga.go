@@ -69,14 +69,25 @@ func (p *gaPolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
 		return Plan{}, err
 	}
 	best, _ := p.g.Best()
-	// Dispatch the aligned schedule: the GA's order and host counts, each
-	// job on the hosts free first, so a job never waits for a busy host
-	// while another it may use is free (a promoted job above all).
-	best = ga.Align(prob, best)
-	plan := p.b.planFrom(&s, prob, best)
+	plan := p.b.planFrom(&s, prob, p.dispatchable(prob, best))
 	plan.Reject = rejects
 	p.countJumps(s.Queue, plan.StartNow)
 	return plan, nil
+}
+
+// dispatchable returns the schedule to dispatch for the GA's best c: c
+// aligned (the GA's order and host counts, each job on the hosts free
+// first, so that no job waits for a busy host while another it may use is
+// free), unless alignment makes it cost more. Alignment is greedy: under XMS
+// it can hand a job that must wait (a starved one above all) the hosts that
+// are free now, which the GA had kept for jobs that start now on them.
+func (p *gaPolicy) dispatchable(prob *ga.Problem, c *ga.Chromosome) *ga.Chromosome {
+	a := ga.Align(prob, c)
+	var s ga.Schedule
+	if ga.Evaluate(prob, a, p.cost, &s) > ga.Evaluate(prob, c, p.cost, &s) {
+		return c
+	}
+	return a
 }
 
 // evolve brings the population to prob and runs the decision's budget.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"msched/ga"
 )
 
 var t0 = time.Date(2026, 11, 22, 12, 0, 0, 0, time.UTC)
@@ -216,5 +218,41 @@ func TestGA_StallEndsBurstDecisionsEarly(t *testing.T) {
 	}
 	if g := r.Generations(); g != 12 {
 		t.Errorf("fixed-count decision ran %d generations, want 12", g)
+	}
+}
+
+// The GA's best schedule is dispatched aligned only when alignment does not
+// make it cost more. Hosts h1 and h2 are busy for 10 s; L (2 hosts, 10 s)
+// must go first; S takes 5 s on one host. The GA's schedule puts L on
+// {h1, h2} at 10 s and S on h0 now: no host idles from now, XMS = w = 20.
+// Aligned, L would take h0 (free first) and h1, and S would wait for h2:
+// h0 idles 10 s, XMS = 40. Under MS the two tie at 20, and alignment is kept.
+func TestGA_DispatchesAlignedOnlyIfNotWorse(t *testing.T) {
+	set := func(hs ...int) ga.Bits {
+		b := ga.NewBits(3)
+		for _, h := range hs {
+			b.Set(h)
+		}
+		return b
+	}
+	fixed := func(id string, n int, d float64) *ga.Task {
+		return &ga.Task{ID: id, Min: n, Max: n, Runtime: func([]int) float64 { return d }}
+	}
+	prob := &ga.Problem{Hosts: 3, Base: []float64{0, 10, 10},
+		Tasks: []*ga.Task{fixed("L", 2, 10), fixed("S", 1, 5)}, First: []int{0}}
+	c := &ga.Chromosome{Order: []int{0, 1}, Map: []ga.Bits{set(1, 2), set(0)}}
+	for _, tc := range []struct {
+		cost    ga.CostKind
+		sOnHost int
+	}{{ga.XMS, 0}, {ga.MS, 2}} {
+		got := newGA("ga", tc.cost, Options{}).dispatchable(prob, c)
+		var s ga.Schedule
+		ga.Decode(prob, got, &s)
+		if !got.Map[1].Has(tc.sOnHost) {
+			t.Errorf("%v: S dispatched on %v, want host %d", tc.cost, got.Map[1].Hosts(nil), tc.sOnHost)
+		}
+		if tc.cost == ga.XMS && s.Start[1] != 0 {
+			t.Errorf("XMS: S starts at %v, want now", s.Start[1])
+		}
 	}
 }
