@@ -37,7 +37,8 @@ import (
 //     "knowledge of the execution time function ... provided by
 //     performance prediction"), so the request is uniform on 1..Nodes,
 //     independent of i*; "fifo-peak", FIFO given that knowledge: each task
-//     on its peak-speedup count (efficiency 50 %); "ga-ms" and "ga-xms",
+//     on its peak-speedup count (efficiency 50 %); "ga-ms", "ga-xms" and
+//     "ga-xms-continuous" (SEEDS.md §1: both readings of δ are reported),
 //     the live GA policies of the sched daemon (population 60, window 20,
 //     MaxJumps 7), which choose every task's nodes from t(i), each running
 //     Generations generations per decision; a decision follows every
@@ -54,7 +55,7 @@ type Table1Config struct {
 	Generations  int       `json:"generations"`   // GA generations per decision; default policy.DefaultGens
 	Seed         int64     `json:"seed"`          // task stream seed; the GAs use Seed too
 	Workers      int       `json:"-"`             // simulations in parallel; default GOMAXPROCS
-	Policies     []string  `json:"policies"`      // default fifo, fifo-peak, ga-ms, ga-xms
+	Policies     []string  `json:"policies"`      // default fifo, fifo-peak, ga-ms, ga-xms, ga-xms-continuous
 }
 
 // Table1Result is the report; its JSON is the issue's object plus the
@@ -100,7 +101,7 @@ func (c *Table1Config) defaults() {
 		c.Workers = runtime.GOMAXPROCS(0)
 	}
 	if len(c.Policies) == 0 {
-		c.Policies = []string{"fifo", "fifo-peak", "ga-ms", "ga-xms"}
+		c.Policies = []string{"fifo", "fifo-peak", "ga-ms", "ga-xms", "ga-xms-continuous"}
 	}
 }
 

@@ -20,8 +20,9 @@ tasks of average size 16, 32 and 64, the queue topped up so that 20 tasks are
 always waiting, tasks executed per hour of simulated time. FIFO is the paper's
 "standard queueing method": arrival order, each task on the node count its
 submitter requested without knowing t(i) (uniform on 1..16); fifo-peak is FIFO
-given that knowledge (each task on its peak-speedup count); ga-ms and ga-xms
-are the live GA policies, which choose every task's nodes from t(i). "Size" is
+given that knowledge (each task on its peak-speedup count); ga-ms, ga-xms and
+ga-xms-continuous (XMS with δ read as an idle fraction rather than an
+indicator) are the live GA policies, which choose every task's nodes from t(i). "Size" is
 read as the mean run time (s) of a task on its peak-speedup node count; see
 bench.Table1Config for the whole setup, which is printed with the table.`,
 		Args: cobra.NoArgs,
@@ -44,7 +45,7 @@ bench.Table1Config for the whole setup, which is printed with the table.`,
 	f.Float64Var(&cfg.HorizonTasks, "horizon", 250, "simulated horizon in units of S")
 	f.IntVar(&cfg.Generations, "generations", policy.DefaultGens, "GA generations per decision")
 	f.Int64Var(&cfg.Seed, "seed", 1, "task stream and GA seed")
-	f.StringSliceVar(&cfg.Policies, "policy", []string{"fifo", "fifo-peak", "ga-ms", "ga-xms"}, "policies to compare (fifo, fifo-peak, or any live policy)")
+	f.StringSliceVar(&cfg.Policies, "policy", []string{"fifo", "fifo-peak", "ga-ms", "ga-xms", "ga-xms-continuous"}, "policies to compare (fifo, fifo-peak, or any live policy)")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
 }
