@@ -22,9 +22,10 @@ always waiting, tasks executed per hour of simulated time. FIFO is the paper's
 submitter requested without knowing t(i) (uniform on 1..16); fifo-peak is FIFO
 given that knowledge (each task on its peak-speedup count); ga-ms, ga-xms and
 ga-xms-continuous (XMS with δ read as an idle fraction rather than an
-indicator) are the live GA policies, which choose every task's nodes from t(i). "Size" is
-read as the mean run time (s) of a task on its peak-speedup node count; see
-bench.Table1Config for the whole setup, which is printed with the table.`,
+indicator) are the live GA policies, which choose every task's nodes from
+t(i). "Size" is read as the mean run time (s) of a task on its peak-speedup
+node count; see bench.Table1Config for the whole setup, which is printed with
+the table.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			r, err := bench.Table1(cmd.Context(), cfg)
