@@ -38,8 +38,8 @@ type Pending struct {
 // empty staging the temporary is a dot-file in dir itself (msched's spool
 // listings and watchers ignore dot-files).
 func New(staging, dir, name string) (*Pending, error) {
-	if name == "" || name != filepath.Base(name) || name[0] == '.' {
-		return nil, fmt.Errorf("atomicfile: bad file name %q", name)
+	if err := checkName(name); err != nil {
+		return nil, err
 	}
 	pattern := name + ".*"
 	if staging == "" {
@@ -102,12 +102,21 @@ func seal(f *os.File) error {
 	return nil
 }
 
+// checkName refuses a target name that is not a plain, visible file name:
+// the temporaries are dot-files, and a path would escape dir.
+func checkName(name string) error {
+	if name == "" || name != filepath.Base(name) || name[0] == '.' {
+		return fmt.Errorf("atomicfile: bad file name %q", name)
+	}
+	return nil
+}
+
 // Reuse is New for a temporary that already exists at path (on dir's file
 // system): a file someone placed for this write, so that none is created.
 // It is emptied; a symlink is refused.
 func Reuse(path, dir, name string) (*Pending, error) {
-	if name == "" || name != filepath.Base(name) || name[0] == '.' {
-		return nil, fmt.Errorf("atomicfile: bad file name %q", name)
+	if err := checkName(name); err != nil {
+		return nil, err
 	}
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_TRUNC|syscall.O_NOFOLLOW, 0)
 	if err != nil {
@@ -172,10 +181,9 @@ var dirSyncs sync.Map
 type groupSync struct {
 	mu       sync.Mutex
 	cond     *sync.Cond
-	started  uint64 // fsyncs begun
+	started  uint64 // fsyncs begun; one runs while started > finished
 	finished uint64 // the last one finished
-	running  bool
-	err      error // of the last one finished
+	err      error  // of the last one finished
 }
 
 func newGroupSync() *groupSync {
@@ -189,17 +197,16 @@ func (g *groupSync) sync(dir string) error {
 	defer g.mu.Unlock()
 	want := g.started + 1 // a running fsync began before this call: the next one
 	for g.finished < want {
-		if g.running {
+		if g.started > g.finished { // one is running
 			g.cond.Wait()
 			continue
 		}
-		g.running = true
 		g.started++
 		n := g.started
 		g.mu.Unlock()
 		err := syncDirOnce(dir)
 		g.mu.Lock()
-		g.running, g.finished, g.err = false, n, err
+		g.finished, g.err = n, err
 		g.cond.Broadcast()
 	}
 	return g.err

@@ -135,8 +135,8 @@ func (p *Pool) give(path string) {
 // this package, through a pool file; dir is fsynced when syncDir is set (see
 // Pending.CommitNoDirSync for when it may be left to a later fsync).
 func (p *Pool) Write(dir, name string, data []byte, syncDir bool) error {
-	if name == "" || name != filepath.Base(name) || name[0] == '.' {
-		return fmt.Errorf("atomicfile: bad file name %q", name)
+	if err := checkName(name); err != nil {
+		return err
 	}
 	target := filepath.Join(dir, name)
 	f, err := p.take()

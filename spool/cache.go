@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -82,19 +81,13 @@ func (s *Spool) NewCache() *Cache { return &Cache{s: s, m: map[cacheKey]cached{}
 
 // Read is Spool.Read through the cache.
 func (c *Cache) Read(st State, name string) (*Job, error) {
-	if !st.Valid() {
-		return nil, fmt.Errorf("spool: read: unknown state %q", st)
-	}
-	if name == "" || name != filepath.Base(name) || name[0] == '.' {
-		return nil, fmt.Errorf("spool: read %s: bad name %q", st, name)
-	}
 	key := cacheKey{st, name}
-	data, err := os.ReadFile(filepath.Join(c.s.Dir(st), name))
-	if errors.Is(err, os.ErrNotExist) {
-		c.forget(key)
-		return nil, fmt.Errorf("spool: read %s/%s: %w", st, name, ErrNotFound)
-	} else if err != nil {
-		return nil, fmt.Errorf("spool: read: %w", err)
+	data, err := c.s.readFile(st, name)
+	if err != nil {
+		if errors.Is(err, ErrNotFound) {
+			c.forget(key)
+		}
+		return nil, err
 	}
 	c.mu.Lock()
 	e, ok := c.m[key]

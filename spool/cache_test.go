@@ -58,6 +58,8 @@ func TestCache_ParsesEachVersionOnce(t *testing.T) {
 	if !reflect.DeepEqual(a, j) {
 		t.Fatalf("cached read differs from Spool.Read:\n%+v\n%+v", a, j)
 	}
+	key := cacheKey{Queued, j.JID}
+	parsed := c.m[key].j
 	// A copy: changing it (as sched does before a Move) does not reach the cache.
 	a.Reason, a.Schedule = "changed", &Schedule{Hosts: []string{"h"}}
 	a.History[0].Note = "changed"
@@ -67,6 +69,9 @@ func TestCache_ParsesEachVersionOnce(t *testing.T) {
 	}
 	if a == b {
 		t.Error("two reads returned the same pointer")
+	}
+	if c.m[key].j != parsed {
+		t.Error("the same bytes were parsed again")
 	}
 
 	// A new version of the same size, written within the same clock tick,
@@ -117,8 +122,14 @@ func TestCache_KeepDropsWhatLeft(t *testing.T) {
 		}
 	}
 	c.Keep(Queued, []string{b.JID})
-	if len(c.m) != 2 {
+	want := map[cacheKey]bool{{Queued, b.JID}: true, {Running, r.JID}: true}
+	if len(c.m) != len(want) {
 		t.Errorf("after Keep: %d entries, want 2 (b and the running job)", len(c.m))
+	}
+	for k := range c.m {
+		if !want[k] {
+			t.Errorf("after Keep: %v still cached", k)
+		}
 	}
 }
 

@@ -32,7 +32,6 @@ type Claim struct {
 	User      string    // the submitter: the file owner's login name
 	ArrivedAt time.Time // when the file last changed in submitted/ (ctime), UTC
 
-	s    *Spool
 	file string // name in tmp/
 }
 
@@ -108,7 +107,7 @@ func (s *Spool) ClaimAll(names []string) (claims []*Claim, errs map[string]error
 	}
 	var ok []found
 	for _, name := range names {
-		if name == "" || name != filepath.Base(name) || name[0] == '.' {
+		if !plainName(name) {
 			errs[name] = fmt.Errorf("spool: claim: bad name %q", name)
 			continue
 		}
@@ -321,7 +320,7 @@ func (s *Spool) loadClaim(file string) (*Claim, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("spool: claim: %w", err)
 	}
-	return &Claim{JID: jid, Name: name, Data: data, User: fileOwner(fi), ArrivedAt: arrived, s: s, file: file}, nil
+	return &Claim{JID: jid, Name: name, Data: data, User: fileOwner(fi), ArrivedAt: arrived, file: file}, nil
 }
 
 // fileOwner names the submitter from the file's owner uid. When the file is

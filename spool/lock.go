@@ -21,7 +21,7 @@ var ErrDaemonRunning = errors.New("already running on this spool")
 // drops the lock), and records the holder's pid in the file for the error a
 // second daemon gets.
 func (s *Spool) LockDaemon(name string) (release func() error, err error) {
-	if name == "" || name != filepath.Base(name) || strings.HasPrefix(name, ".") {
+	if !plainName(name) {
 		return nil, fmt.Errorf("spool: lock: bad daemon name %q", name)
 	}
 	path := filepath.Join(s.Path(DirDB), name+".lock")

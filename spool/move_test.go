@@ -19,6 +19,16 @@ func midMove(t *testing.T, s *Spool, j *Job, to State) {
 	writeJob(t, s, j.State(), j)
 }
 
+// movedOn writes into state to a copy of j whose history goes one step
+// further, to to: the job as the owner of to has it, while j's file stays.
+func movedOn(t *testing.T, s *Spool, j *Job, to State) *Job {
+	t.Helper()
+	r := *j
+	r.History = append(append([]Event(nil), j.History...), Event{State: to, At: time.Now().UTC()})
+	writeJob(t, s, to, &r)
+	return &r
+}
+
 func TestRecover_CrashWindows(t *testing.T) {
 	for _, tc := range []struct {
 		name       string
@@ -42,17 +52,13 @@ func TestRecover_CrashWindows(t *testing.T) {
 		}, Runnable, "removed-stale"},
 		{"crash after M3 with M2 lost (renames not kept in order): old copy removed", func(t *testing.T, s *Spool) *Job {
 			j := place(t, s, Scheduling) // from/J keeps its old content
-			r := *j
-			r.History = append(append([]Event(nil), j.History...), Event{State: Runnable, At: time.Now().UTC()})
-			writeJob(t, s, Runnable, &r)
+			movedOn(t, s, j, Runnable)
 			return j
 		}, Runnable, "removed-stale"},
 		{"copy already moved on by its new owner: stale copy removed", func(t *testing.T, s *Spool) *Job {
 			j := place(t, s, Scheduling)
 			midMove(t, s, j, Runnable)
-			r := *j
-			r.History = append(append([]Event(nil), j.History...), Event{State: Running, At: time.Now().UTC()})
-			writeJob(t, s, Running, &r)
+			movedOn(t, s, j, Running)
 			return j
 		}, Running, "removed-stale"},
 		{"history names an illegal next state: left alone", func(t *testing.T, s *Spool) *Job {
@@ -105,9 +111,7 @@ func TestFind_PrefersLongerHistoryDuringDuplicate(t *testing.T) {
 	s := newSpool(t)
 	j := place(t, s, Scheduling)
 	midMove(t, s, j, Runnable)
-	r := *j
-	r.History = append(append([]Event(nil), j.History...), Event{State: Running, At: time.Now().UTC()})
-	writeJob(t, s, Running, &r)
+	r := movedOn(t, s, j, Running)
 	st, got, err := s.Find(j.JID)
 	if err != nil || st != Running || len(got.History) != len(r.History) {
 		t.Errorf("Find = %s %v, want running", st, err)

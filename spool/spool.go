@@ -189,10 +189,25 @@ func entryLess(a, b Entry) bool {
 // wrong with it; an error wrapping ErrNotFound that it is not there (it may
 // have just moved on).
 func (s *Spool) Read(st State, name string) (*Job, error) {
+	data, err := s.readFile(st, name)
+	if err != nil {
+		return nil, err
+	}
+	j, err := Parse(name, data)
+	if err != nil {
+		return nil, err
+	}
+	j.state, j.file = st, name
+	return j, nil
+}
+
+// readFile returns the bytes of job file st/name, for Read and Cache.Read:
+// an error wrapping ErrNotFound if it is not there.
+func (s *Spool) readFile(st State, name string) ([]byte, error) {
 	if !st.Valid() {
 		return nil, fmt.Errorf("spool: read: unknown state %q", st)
 	}
-	if name == "" || name != filepath.Base(name) || name[0] == '.' {
+	if !plainName(name) {
 		return nil, fmt.Errorf("spool: read %s: bad name %q", st, name)
 	}
 	data, err := os.ReadFile(filepath.Join(s.Dir(st), name))
@@ -201,12 +216,13 @@ func (s *Spool) Read(st State, name string) (*Job, error) {
 	} else if err != nil {
 		return nil, fmt.Errorf("spool: read: %w", err)
 	}
-	j, err := Parse(name, data)
-	if err != nil {
-		return nil, err
-	}
-	j.state, j.file = st, name
-	return j, nil
+	return data, nil
+}
+
+// plainName reports whether name is a file name the spool may use in one of
+// its directories: not empty, not a path, not a dot-file (staging).
+func plainName(name string) bool {
+	return name != "" && name == filepath.Base(name) && name[0] != '.'
 }
 
 // Find looks a job up by JID in every state directory and among claimed

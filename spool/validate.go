@@ -3,6 +3,7 @@ package spool
 import (
 	"fmt"
 	"math"
+	"strings"
 
 	"gopkg.in/yaml.v3"
 )
@@ -12,14 +13,7 @@ import (
 func validate(j *Job, doc *yaml.Node) []Problem {
 	var ps []Problem
 	bad := func(msg string, path ...string) {
-		field := ""
-		for i, p := range path {
-			if i > 0 {
-				field += "."
-			}
-			field += p
-		}
-		ps = append(ps, Problem{lineOf(doc, path...), field, msg})
+		ps = append(ps, Problem{lineOf(doc, path...), strings.Join(path, "."), msg})
 	}
 
 	if isWrapper(j) {
@@ -136,18 +130,12 @@ func submitterProblems(j *Job, doc *yaml.Node) []Problem {
 }
 
 func historyLine(doc *yaml.Node, i int) int {
-	k := lookup(doc, "history")
+	k, seq := lookupKV(doc, "history")
 	if k == nil {
 		return 0
 	}
-	// the sequence is the value after the key
-	for n := 0; n+1 < len(doc.Content); n += 2 {
-		if doc.Content[n] == k {
-			seq := doc.Content[n+1]
-			if i < len(seq.Content) {
-				return seq.Content[i].Line
-			}
-		}
+	if i < len(seq.Content) {
+		return seq.Content[i].Line
 	}
 	return k.Line
 }
