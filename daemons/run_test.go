@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"msched/launch"
 	"msched/notify"
 	"msched/spool"
 )
@@ -298,5 +297,3 @@ func TestRun_ManyConcurrentJobs(t *testing.T) {
 	}
 	inState(t, sp, long, spool.Finished)
 }
-
-var _ launch.Launcher = launch.Local{}

@@ -1,7 +1,6 @@
 package daemons
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -18,10 +17,7 @@ import (
 // them, each needing `need` hosts.
 func schedSpool(t *testing.T, n, need int) *spool.Spool {
 	t.Helper()
-	sp, err := spool.Create(t.TempDir())
-	if err != nil {
-		t.Fatal(err)
-	}
+	sp := newTestSpool(t)
 	in := sp.As(spool.Init)
 	for i := 0; i < n; i++ {
 		name := fmt.Sprintf("job%02d.yaml", i)
@@ -52,27 +48,6 @@ func localHosts(n int) []hoststat.Host {
 	return hs
 }
 
-// waitFor polls cond until it holds or the deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-func count(t *testing.T, sp *spool.Spool, st spool.State) int {
-	t.Helper()
-	es, err := sp.List(st)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return len(es)
-}
-
 // Sched places as many jobs as the hosts hold, each on distinct free hosts
 // with its prediction, keeps the window, and publishes the schedule.
 func TestSched_PlacesOnFreeHostsAndPublishes(t *testing.T) {
@@ -83,16 +58,14 @@ func TestSched_PlacesOnFreeHostsAndPublishes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			ctx, cancel := context.WithCancel(context.Background())
-			done := make(chan error, 1)
 			d := &Sched{Env: Env{Spool: sp}, Hosts: localHosts(4), Policy: pol, Window: 4, Replan: 50 * time.Millisecond}
-			go func() { done <- d.Run(ctx) }()
-			waitFor(t, "two jobs runnable", func() bool { return count(t, sp, spool.Runnable) == 2 })
+			stop := startDaemon(t, d.Run)
+			eventually(t, "two jobs runnable", func() bool { return jobsIn(t, sp, spool.Runnable) == 2 })
 			// The 4 jobs left all fit the window of 4: published as planned
 			// at once, and moved to scheduling/ once they have been in the
 			// window for admitAfter.
 			var pub spool.PublishedSchedule
-			waitFor(t, "2 running and the other 4 planned in the published schedule", func() bool {
+			eventually(t, "2 running and the other 4 planned in the published schedule", func() bool {
 				b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), spool.ScheduleFile))
 				if err != nil || json.Unmarshal(b, &pub) != nil {
 					return false
@@ -103,14 +76,11 @@ func TestSched_PlacesOnFreeHostsAndPublishes(t *testing.T) {
 				}
 				return states["running"] == 2 && states["planned"] == 4
 			})
-			waitFor(t, "the window in scheduling/", func() bool { return count(t, sp, spool.Scheduling) == 4 })
-			if len(pub.Hosts) != 4 || count(t, sp, spool.Scheduling) != 4 || count(t, sp, spool.Queued) != 0 {
-				t.Fatalf("published %d hosts, %d in scheduling, %d queued; want 4, 4, 0", len(pub.Hosts), count(t, sp, spool.Scheduling), count(t, sp, spool.Queued))
+			eventually(t, "the window in scheduling/", func() bool { return jobsIn(t, sp, spool.Scheduling) == 4 })
+			if len(pub.Hosts) != 4 || jobsIn(t, sp, spool.Scheduling) != 4 || jobsIn(t, sp, spool.Queued) != 0 {
+				t.Fatalf("published %d hosts, %d in scheduling, %d queued; want 4, 4, 0", len(pub.Hosts), jobsIn(t, sp, spool.Scheduling), jobsIn(t, sp, spool.Queued))
 			}
-			cancel()
-			if err := <-done; err != nil {
-				t.Fatal(err)
-			}
+			stop()
 			es, _ := sp.List(spool.Runnable)
 			used := map[string]bool{}
 			for _, e := range es {
@@ -144,15 +114,10 @@ func TestSched_RecoveryAndImpossibleJobs(t *testing.T) {
 		t.Fatal(err)
 	}
 	pol, _ := policy.New("ga-xms", policy.Options{Seed: 1, Generations: 5})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
 	d := &Sched{Env: Env{Spool: sp}, Hosts: localHosts(4), Policy: pol}
-	go func() { done <- d.Run(ctx) }()
-	waitFor(t, "both jobs rejected", func() bool { return count(t, sp, spool.Rejected) == 2 })
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop := startDaemon(t, d.Run)
+	eventually(t, "both jobs rejected", func() bool { return jobsIn(t, sp, spool.Rejected) == 2 })
+	stop()
 	es, _ = sp.List(spool.Rejected)
 	for _, e := range es {
 		j, err := sp.Read(spool.Rejected, e.Name)
@@ -177,23 +142,18 @@ func TestSched_RecoveryAndImpossibleJobs(t *testing.T) {
 func TestSched_IdleReplanTicksDoNothing(t *testing.T) {
 	sp := schedSpool(t, 0, 1)
 	pol, _ := policy.New("fifo", policy.Options{})
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
 	d := &Sched{Env: Env{Spool: sp}, Hosts: localHosts(2), Policy: pol, Replan: 10 * time.Millisecond}
-	go func() { done <- d.Run(ctx) }()
+	stop := startDaemon(t, d.Run)
 	path := filepath.Join(sp.Path(spool.DirDB), spool.ScheduleFile)
 	var first []byte
-	waitFor(t, "the first cycle's schedule", func() bool {
+	eventually(t, "the first cycle's schedule", func() bool {
 		b, err := os.ReadFile(path)
 		first = b
 		return err == nil
 	})
 	time.Sleep(200 * time.Millisecond) // twenty replan ticks
 	again, err := os.ReadFile(path)
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 	if err != nil || string(again) != string(first) {
 		t.Fatalf("the schedule was republished with nothing waiting:\n%s\n---\n%s", first, again)
 	}
@@ -208,12 +168,9 @@ func TestSched_EndedJobFreesItsHosts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	done := make(chan error, 1)
 	d := &Sched{Env: Env{Spool: sp}, Hosts: localHosts(2), Policy: pol, Replan: 50 * time.Millisecond}
-	go func() { done <- d.Run(ctx) }()
-	waitFor(t, "the first job runnable", func() bool { return count(t, sp, spool.Runnable) == 1 })
+	stop := startDaemon(t, d.Run)
+	eventually(t, "the first job runnable", func() bool { return jobsIn(t, sp, spool.Runnable) == 1 })
 	// What run does: runnable → running, then (the shepherd) the result.
 	run := sp.As(spool.Run)
 	es, _ := sp.List(spool.Runnable)
@@ -225,7 +182,7 @@ func TestSched_EndedJobFreesItsHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	time.Sleep(200 * time.Millisecond) // several replans: the second job must wait
-	if n := count(t, sp, spool.Runnable); n != 0 {
+	if n := jobsIn(t, sp, spool.Runnable); n != 0 {
 		t.Fatalf("%d jobs placed while the hosts run a job", n)
 	}
 	if err := os.MkdirAll(filepath.Dir(resultPath(sp, j.JID)), 0o755); err != nil {
@@ -234,12 +191,9 @@ func TestSched_EndedJobFreesItsHosts(t *testing.T) {
 	if err := os.WriteFile(resultPath(sp, j.JID), []byte("{}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the second job placed on the ended job's hosts", func() bool { return count(t, sp, spool.Runnable) == 1 })
-	if count(t, sp, spool.Running) != 1 {
+	eventually(t, "the second job placed on the ended job's hosts", func() bool { return jobsIn(t, sp, spool.Runnable) == 1 })
+	if jobsIn(t, sp, spool.Running) != 1 {
 		t.Error("the ended job left running/; only run moves it")
 	}
-	cancel()
-	if err := <-done; err != nil {
-		t.Fatal(err)
-	}
+	stop()
 }

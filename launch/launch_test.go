@@ -484,17 +484,14 @@ func TestAdopt_NothingThere(t *testing.T) {
 	}
 }
 
-func TestParseStartTime(t *testing.T) {
+func TestParseStat(t *testing.T) {
 	// The command name may hold spaces and parentheses.
 	line := "4644 (a (b) c) S 4640 4640 3876 0 -1 4194304 101 0 0 0 0 0 0 0 20 0 1 0 27645 3133440 415 18446744073709551615\n"
-	got, err := parseStartTime([]byte(line))
-	if err != nil || got != 27645 {
-		t.Fatalf("got %d %v, want 27645", got, err)
+	got, err := parseStat([]byte(line))
+	if want := (procStat{state: 'S', pgrp: 4640, start: 27645}); err != nil || got != want {
+		t.Fatalf("got %+v %v, want %+v", got, err, want)
 	}
-	if g, err := parsePgrp([]byte(line)); err != nil || g != 4640 {
-		t.Fatalf("pgrp %d %v", g, err)
-	}
-	if _, err := parseStartTime([]byte("12 (x) S 1 2")); err == nil {
+	if _, err := parseStat([]byte("12 (x) S 1 2")); err == nil {
 		t.Fatal("short line accepted")
 	}
 }

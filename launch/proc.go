@@ -50,36 +50,38 @@ func procStartTime(pid int) (uint64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return parseStartTime(data)
+	st, err := parseStat(data)
+	return st.start, err
 }
 
-// parseStartTime extracts field 22 (starttime) of a /proc/<pid>/stat line.
+// procStat is what msched reads of a /proc/<pid>/stat line.
+type procStat struct {
+	state byte   // field 3: 'R', 'S', 'Z'…
+	pgrp  int    // field 5
+	start uint64 // field 22: starttime, in clock ticks since boot
+}
+
+// parseStat extracts the fields of procStat from a /proc/<pid>/stat line.
 // The command name (field 2) is in parentheses and may itself contain spaces
 // and parentheses, so fields are counted from the last ')'.
-func parseStartTime(stat []byte) (uint64, error) {
+func parseStat(stat []byte) (procStat, error) {
+	var st procStat
 	i := bytes.LastIndexByte(stat, ')')
 	if i < 0 {
-		return 0, errors.New("launch: malformed /proc stat")
+		return st, errors.New("launch: malformed /proc stat")
 	}
-	// After ')' come fields 3 (state) onwards; starttime is field 22.
+	// After ')' come fields 3 (state) onwards: field n is f[n-3].
 	f := strings.Fields(string(stat[i+1:]))
 	if len(f) < 20 {
-		return 0, errors.New("launch: short /proc stat")
+		return st, errors.New("launch: short /proc stat")
 	}
-	return strconv.ParseUint(f[19], 10, 64)
-}
-
-// parsePgrp extracts field 5 (pgrp) of a /proc/<pid>/stat line.
-func parsePgrp(stat []byte) (int, error) {
-	i := bytes.LastIndexByte(stat, ')')
-	if i < 0 {
-		return 0, errors.New("launch: malformed /proc stat")
+	var err error
+	st.state = f[0][0]
+	if st.pgrp, err = strconv.Atoi(f[2]); err != nil {
+		return st, err
 	}
-	f := strings.Fields(string(stat[i+1:]))
-	if len(f) < 3 {
-		return 0, errors.New("launch: short /proc stat")
-	}
-	return strconv.Atoi(f[2])
+	st.start, err = strconv.ParseUint(f[19], 10, 64)
+	return st, err
 }
 
 // bootID identifies the current boot, so that start times recorded before a
@@ -161,16 +163,14 @@ func groupMembers(pgid int, minStart uint64) ([]int, error) {
 		if err != nil {
 			continue // exited meanwhile
 		}
-		g, err := parsePgrp(stat)
-		if err != nil || g != pgid {
+		st, err := parseStat(stat)
+		if err != nil || st.pgrp != pgid || st.start < minStart {
 			continue
 		}
-		if i := bytes.LastIndexByte(stat, ')'); i+2 < len(stat) && stat[i+2] == 'Z' {
+		if st.state == 'Z' {
 			continue // a zombie waits for its parent; killing it does nothing
 		}
-		if st, err := parseStartTime(stat); err == nil && st >= minStart {
-			pids = append(pids, pid)
-		}
+		pids = append(pids, pid)
 	}
 	return pids, nil
 }
