@@ -577,6 +577,13 @@ func replaceFile(dir, name string, data []byte) error {
 	if err != nil {
 		return err
 	}
+	// CreateTemp makes the file 0600; the web page and msched status read
+	// it as other users (spool.FilePerm).
+	if err := f.Chmod(spool.FilePerm); err != nil {
+		f.Close()
+		os.Remove(f.Name())
+		return err
+	}
 	if _, err := f.Write(data); err != nil {
 		f.Close()
 		os.Remove(f.Name())

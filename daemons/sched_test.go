@@ -151,6 +151,11 @@ func TestSched_IdleReplanTicksDoNothing(t *testing.T) {
 		first = b
 		return err == nil
 	})
+	if fi, err := os.Stat(path); err != nil {
+		t.Fatal(err)
+	} else if fi.Mode().Perm() != spool.FilePerm {
+		t.Errorf("published schedule has mode %o, want %o (readable by the web page)", fi.Mode().Perm(), spool.FilePerm)
+	}
 	time.Sleep(200 * time.Millisecond) // twenty replan ticks
 	again, err := os.ReadFile(path)
 	stop()
