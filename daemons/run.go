@@ -391,11 +391,12 @@ func (r *runner) start(rj *runJob) bool {
 	j.Run = &spool.RunInfo{StartedAt: time.Now().UTC(), Attempts: attempts, Host: j.Schedule.Hosts[0]}
 	j.Reason = ""
 	if j.Stdout == "" || j.Stderr == "" {
-		if err := os.MkdirAll(filepath.Dir(rj.spec.Stdout), spool.DirPerm); err != nil && j.Stdout == "" {
+		// The spool captures what the job names no destination for, in
+		// output/<JID>/ (notify.CapturedPaths). A destination the job names
+		// is its own: the shepherd opens it in the job's workdir, and a
+		// missing directory there is the job's start error.
+		if err := os.MkdirAll(filepath.Join(r.sp.Path(spool.DirOutput), j.JID), spool.DirPerm); err != nil {
 			r.log.Error("cannot create output directory", "jid", j.JID, "err", err) // the shepherd reports it as a start error
-		}
-		if err := os.MkdirAll(filepath.Dir(rj.spec.Stderr), spool.DirPerm); err != nil && j.Stderr == "" {
-			r.log.Error("cannot create output directory", "jid", j.JID, "err", err)
 		}
 	}
 	// Recorded before the start, so that a crash can never leave a started

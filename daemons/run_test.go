@@ -91,6 +91,26 @@ func TestRun_JobsOwnOutputPaths(t *testing.T) {
 	}
 }
 
+// A destination in a directory the job's workdir lacks is the job's start
+// error: the run daemon creates only the spool's output directory, never
+// one for the job, and never relative to its own working directory.
+func TestRun_OwnOutputDirIsNotCreated(t *testing.T) {
+	sp := newTestSpool(t)
+	wd, cwd := t.TempDir(), t.TempDir()
+	t.Chdir(cwd)
+	jid := runnable(t, sp, jobArgv(t, "exit", "0"), func(j *spool.Job) { j.Workdir, j.Stdout = wd, "logs/out.txt" })
+	startDaemon(t, newRun(t, sp, 0).Run)
+	q := inState(t, sp, jid, spool.Queued) // a start error is re-queued
+	if note := q.History[len(q.History)-1].Note; !strings.Contains(note, "cannot start") {
+		t.Errorf("history note %q, want a start error", note)
+	}
+	for _, d := range []string{filepath.Join(cwd, "logs"), filepath.Join(wd, "logs")} {
+		if _, err := os.Stat(d); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("%s exists (err %v): the run daemon made the job's directory", d, err)
+		}
+	}
+}
+
 func TestRun_CancelRunnable(t *testing.T) {
 	sp := newTestSpool(t)
 	gate := filepath.Join(t.TempDir(), "gate")
