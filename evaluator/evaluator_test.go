@@ -180,6 +180,30 @@ func TestLevel1_Hit(t *testing.T) {
 	}
 }
 
+// TestLevel1_HitDoesNotAllocate holds the hot path to its promise
+// (PredictClasses): a level-1 hit on a prepared handle allocates nothing,
+// for an order-free model's sorted key of 16 hosts.
+func TestLevel1_HitDoesNotAllocate(t *testing.T) {
+	e := open(t, library(t), "", 0)
+	h, err := e.Prepare("particles", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := e.Classes(nil, sixteen())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.PredictClasses(bg, cs); err != nil {
+		t.Fatal(err)
+	}
+	if n := testing.AllocsPerRun(100, func() { h.PredictClasses(bg, cs) }); n != 0 {
+		t.Errorf("a level-1 hit allocates %v times", n)
+	}
+	if s := e.Stats(); s.ModelCalls != 1 {
+		t.Errorf("%d model calls: the runs were not level-1 hits", s.ModelCalls)
+	}
+}
+
 func TestLevel2_SurvivesRestart(t *testing.T) {
 	path := dbPath(t)
 	vectors := [][]models.HostSpec{
@@ -287,12 +311,7 @@ func TestSingleflight_OneModelCall(t *testing.T) {
 
 func TestErrors_NotCached(t *testing.T) {
 	r, p := probed(t, "particles")
-	p.before = func(call int64) error {
-		if call == 1 {
-			return errors.New("model program crashed")
-		}
-		return nil
-	}
+	p.before = failCall(1, "model program crashed")
 	path := dbPath(t)
 	e := open(t, r, path, 0)
 	hs := hosts("SunUltra1", 0.0)
@@ -423,12 +442,7 @@ func TestOpen_Errors(t *testing.T) {
 
 func TestStats_CountersAndJSON(t *testing.T) {
 	r, p := probed(t, "solver")
-	p.before = func(call int64) error {
-		if call == 2 {
-			return errors.New("boom")
-		}
-		return nil
-	}
+	p.before = failCall(2, "boom")
 	e := open(t, r, dbPath(t), 0)
 	one, two := hosts("SunUltra1", 0.0), hosts("SunUltra1", 0.0, "SunUltra1", 0.0)
 	e.Predict(bg, "solver", nil, one) // miss, model call 1

@@ -2,6 +2,7 @@ package evaluator
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -40,6 +41,16 @@ func (p *probe) Predict(ctx context.Context, s models.Scenario) (float64, error)
 }
 
 func (p *probe) HostOrderIrrelevant() bool { return p.orderFree }
+
+// failCall is a probe's before that fails the n-th call with msg.
+func failCall(n int64, msg string) func(int64) error {
+	return func(call int64) error {
+		if call == n {
+			return errors.New(msg)
+		}
+		return nil
+	}
+}
 
 // resolver serves models by name.
 type resolver map[string]models.Model

@@ -95,7 +95,8 @@ func l2Prefix(model, fingerprint string, params map[string]float64) string {
 
 // canonicalHosts turns resolved classes into the host vector the model is
 // given, sorted by (architecture, load) for order-free models, and appends
-// the level-2 host part ("arch:hardware/CPU_LOAD=load,...") to prefix.
+// the level-2 host part (models.FormatHost of each host, comma-separated)
+// to prefix.
 func canonicalHosts(prefix string, infos []classInfo, orderFree bool) ([]models.HostSpec, string) {
 	if orderFree {
 		slices.SortFunc(infos, func(a, b classInfo) int {
@@ -110,9 +111,7 @@ func canonicalHosts(prefix string, infos []classInfo, orderFree bool) ([]models.
 		if k > 0 {
 			b = append(b, ',')
 		}
-		b = append(b, in.arch...)
-		b = append(b, ":hardware/CPU_LOAD="...)
-		b = strconv.AppendFloat(b, in.load, 'g', -1, 64)
+		b = append(b, models.FormatHost(hosts[k])...)
 	}
 	return hosts, string(b)
 }

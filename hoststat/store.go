@@ -114,12 +114,17 @@ func load(path string, keep int) (hist map[string][]Stats, lines int, whole int6
 		if json.Unmarshal(line, &l) != nil || l.Host == "" {
 			continue
 		}
-		h := append(hist[l.Host], l.Stats)
-		if len(h) > keep {
-			h = h[len(h)-keep:]
-		}
-		hist[l.Host] = h
+		hist[l.Host] = appendKept(hist[l.Host], l.Stats, keep)
 	}
+}
+
+// appendKept appends st to h and keeps only the last keep samples.
+func appendKept(h []Stats, st Stats, keep int) []Stats {
+	h = append(h, st)
+	if len(h) > keep {
+		h = h[len(h)-keep:]
+	}
+	return h
 }
 
 // Record appends a sample for host.
@@ -142,11 +147,7 @@ func (s *Store) Record(host string, st Stats) error {
 		return fmt.Errorf("hoststat: %w", err)
 	}
 	s.lines++
-	h := append(s.hist[host], st)
-	if len(h) > s.keep {
-		h = h[len(h)-s.keep:]
-	}
-	s.hist[host] = h
+	s.hist[host] = appendKept(s.hist[host], st, s.keep)
 	if s.lines > 2*s.keep*len(s.hist) {
 		return s.compact()
 	}

@@ -23,9 +23,19 @@ func ArchOf(hosts []string, archOf func(host string) string) string {
 	if archOf == nil {
 		return ""
 	}
+	archs := make([]string, len(hosts))
+	for i, h := range hosts {
+		archs[i] = archOf(h)
+	}
+	return archKey(archs)
+}
+
+// archKey is the architecture key of hosts of architectures archs ("" for
+// unknown): the known ones, distinct, sorted and joined by "+".
+func archKey(archs []string) string {
 	var as []string
-	for _, h := range hosts {
-		if a := archOf(h); a != "" && !slices.Contains(as, a) {
+	for _, a := range archs {
+		if a != "" && !slices.Contains(as, a) {
 			as = append(as, a)
 		}
 	}

@@ -88,13 +88,11 @@ func (c *Corrector) Factor(k Key) (float64, int) {
 // Predictor applies a Corrector to the predictions of jobs with a
 // performance model: Next's answer for a job of model M on hosts of
 // architectures A is multiplied by Factor({M, A}). Jobs without a model
-// are left alone (the profiler already learns from their runs). ArchOf
-// maps a host to its architecture as the accounting records were keyed
-// (nil: each policy.Host's own Arch).
+// are left alone (the profiler already learns from their runs). A host's
+// architecture is its policy.Host's Arch.
 type Predictor struct {
-	C      *Corrector
-	Next   policy.Predictor
-	ArchOf func(host string) string
+	C    *Corrector
+	Next policy.Predictor
 }
 
 // Predict implements policy.Predictor.
@@ -103,18 +101,10 @@ func (p Predictor) Predict(ctx context.Context, job *policy.QueuedJob, hosts []p
 	if err != nil || d <= 0 || job.Model == "" {
 		return d, err
 	}
-	archOf := p.ArchOf
-	if archOf == nil {
-		byName := make(map[string]string, len(hosts))
-		for _, h := range hosts {
-			byName[h.Name] = h.Arch
-		}
-		archOf = func(h string) string { return byName[h] }
-	}
-	names := make([]string, len(hosts))
+	archs := make([]string, len(hosts))
 	for i, h := range hosts {
-		names[i] = h.Name
+		archs[i] = h.Arch
 	}
-	f, _ := p.C.Factor(Key{Model: job.Model, Arch: ArchOf(names, archOf)})
+	f, _ := p.C.Factor(Key{Model: job.Model, Arch: archKey(archs)})
 	return time.Duration(float64(d) * f), nil
 }

@@ -111,6 +111,11 @@ func (p *proc) exited() bool {
 // pipes, which ends any read or write in progress. It does not wait.
 func (p *proc) kill() {
 	_ = syscall.Kill(-p.pid, syscall.SIGKILL)
+	p.closePipes()
+}
+
+// closePipes closes msched's ends of the pipes, once.
+func (p *proc) closePipes() {
 	p.closeIO.Do(func() {
 		p.in.Close()
 		p.out.Close()
@@ -123,10 +128,7 @@ func (p *proc) quit(grace time.Duration) {
 	_ = p.in.SetWriteDeadline(time.Now().Add(grace))
 	_, _ = p.bw.WriteString("quit\n")
 	_ = p.bw.Flush()
-	p.closeIO.Do(func() {
-		p.in.Close()
-		p.out.Close()
-	})
+	p.closePipes()
 	select {
 	case <-p.done:
 	case <-time.After(grace):

@@ -14,7 +14,6 @@ type Fit struct {
 	A, B, C float64
 	cov     *mat.SymDense
 	N       float64 // runs
-	Bins    int     // processor bins used
 }
 
 // At is T(p).
@@ -129,7 +128,7 @@ func FitBins(bins []Stats) (f *Fit, ok bool) {
 			return nil, false
 		}
 	}
-	return &Fit{A: coef.AtVec(0), B: coef.AtVec(1), C: coef.AtVec(2), cov: cov, N: n, Bins: len(used)}, true
+	return &Fit{A: coef.AtVec(0), B: coef.AtVec(1), C: coef.AtVec(2), cov: cov, N: n}, true
 }
 
 // maxCondition is the largest condition number of XᵀV⁻¹X accepted: a

@@ -200,17 +200,3 @@ func (p *Profiler) binsLocked(level Level, exe, user string, attained float64) [
 	}
 	return out
 }
-
-// Executables lists the executables seen, sorted.
-func (p *Profiler) Executables() []string {
-	p.mu.RLock()
-	defer p.mu.RUnlock()
-	var out []string
-	for k := range p.cats {
-		if k.level == LevelExecutable {
-			out = append(out, k.exe)
-		}
-	}
-	slices.Sort(out)
-	return out
-}
