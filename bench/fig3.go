@@ -2,7 +2,6 @@ package bench
 
 import (
 	"fmt"
-	"math"
 	"math/rand"
 
 	"msched/ga"
@@ -41,6 +40,3 @@ func Eq2(ccpu, ccom float64) ga.RuntimeFunc {
 		return ccpu/i + ccom*i
 	}
 }
-
-// PeakSpeedup is i* = sqrt(C_cpu/C_com), the node count of least run time.
-func PeakSpeedup(ccpu, ccom float64) float64 { return math.Sqrt(ccpu / ccom) }

@@ -342,25 +342,16 @@ func (c *reportCounter) stages(rs []accountingRecord) []StageTiming {
 			reap = append(reap, ms(t.Sub(r.EndedAt)))
 		}
 	}
-	out := []StageTiming{
+	return []StageTiming{
 		timing("submitted → started (init, sched, run)", wait),
 		timing("started → ended (the job under its shepherd)", run),
 		timing("ended → report written (run, sched, reaper)", reap),
 	}
-	return out
 }
 
 func timing(name string, xs []float64) StageTiming {
 	sort.Float64s(xs)
-	sum := 0.0
-	for _, x := range xs {
-		sum += x
-	}
-	mean := 0.0
-	if len(xs) > 0 {
-		mean = sum / float64(len(xs))
-	}
-	return StageTiming{Stage: name, MeanMs: mean, P95Ms: percentile(xs, 0.95)}
+	return StageTiming{Stage: name, MeanMs: meanSD(xs).Mean, P95Ms: percentile(xs, 0.95)}
 }
 
 // SpoolTable prints a result for people.

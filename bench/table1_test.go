@@ -67,9 +67,12 @@ func TestTable1_Bound(t *testing.T) {
 }
 
 // Every policy sees the same task stream, and each task's Eq. 2 run time
-// is least at its peak-speedup count, where it lies in [S/2, 3S/2).
+// is least at its peak-speedup count, uniform on peakMin..nodes, where it
+// lies in [S/2, 3S/2).
 func TestTable1_Tasks(t *testing.T) {
-	a, b := Table1Tasks(32, 1, 16, 9), Table1Tasks(32, 1, 16, 9)
+	const peakMin = 4
+	a, b := Table1Tasks(32, peakMin, 16, 9), Table1Tasks(32, peakMin, 16, 9)
+	peaks := map[int]bool{}
 	for i := 0; i < 200; i++ {
 		x, y := a(i), b(i)
 		best, at := math.Inf(1), 0
@@ -81,9 +84,13 @@ func TestTable1_Tasks(t *testing.T) {
 				best, at = v, n
 			}
 		}
-		if best < 16 || best >= 48 || x.Min != 1 || x.Max != 16 || at < 1 {
+		if best < 16 || best >= 48 || x.Min != 1 || x.Max != 16 || at < peakMin {
 			t.Fatalf("task %d: least run time %g at %d nodes", i, best, at)
 		}
+		peaks[at] = true
+	}
+	if len(peaks) != 16-peakMin+1 {
+		t.Errorf("peak counts cover %d of the %d in %d..16", len(peaks), 16-peakMin+1, peakMin)
 	}
 }
 

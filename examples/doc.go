@@ -13,7 +13,8 @@ package examples
 
 import "embed"
 
-// Models holds models/*.yaml.
+// Models holds models/*.yaml and the external models' programs beside
+// them, models/*.sh.
 //
 //go:embed models/*.yaml models/*.sh
 var Models embed.FS

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/viper"
 
 	"msched/notify"
+	"msched/spool"
 )
 
 // configKey is one configuration key: its default and what it means. The
@@ -169,7 +170,7 @@ func readConfig(v *viper.Viper) (config, error) {
 	}
 	c.HostsGiven = c.HostsFile != ""
 	if c.HostsFile == "" {
-		c.HostsFile = filepath.Join(c.Spool, "db", "hosts.yaml")
+		c.HostsFile = filepath.Join(c.Spool, spool.DirDB, "hosts.yaml")
 	}
 	if c.ModelsDir == "" {
 		c.ModelsDir = filepath.Join(c.Spool, "models")

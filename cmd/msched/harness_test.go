@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/viper"
 
 	"msched/atomicfile"
+	"msched/daemons"
 	"msched/hoststat"
 	"msched/launch"
 	"msched/spool"
@@ -179,7 +180,7 @@ type record struct {
 
 func readRecords(t *testing.T, sp *spool.Spool) []record {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), "accounting.jsonl"))
+	b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), daemons.AccountingJSONL))
 	if os.IsNotExist(err) {
 		return nil
 	} else if err != nil {

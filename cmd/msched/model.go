@@ -14,23 +14,6 @@ import (
 	"msched/models"
 )
 
-// modelCommands builds the sub-commands of `msched model`. A command that
-// lives in another file joins them from a variable initialiser:
-//
-//	var _ = addModelCommand(newModelAccuracyCmd)
-//
-// Each sees the persistent --models flag; openModels reads it.
-var modelCommands = []func(v *viper.Viper) *cobra.Command{
-	newModelListCmd, newModelEvalCmd, newModelServeCmd,
-}
-
-// addModelCommand adds a sub-command of `msched model`; it returns true so
-// that it can initialise a package-level variable.
-func addModelCommand(f func(v *viper.Viper) *cobra.Command) bool {
-	modelCommands = append(modelCommands, f)
-	return true
-}
-
 func newModelCmd(v *viper.Viper) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "model",
@@ -42,10 +25,9 @@ downey, table) and "external" model programs that speak the session protocol
 (list, set NAME VALUE, hrduse ARCH[:hardware/CPU_LOAD=L]..., eval, quit; see
 models/protocol.go).`,
 	}
+	// Each sub-command sees the persistent --models flag; openModels reads it.
 	cmd.PersistentFlags().String("models", "", "models directory (default: the configuration's models, <spool>/models)")
-	for _, f := range modelCommands {
-		cmd.AddCommand(f(v))
-	}
+	cmd.AddCommand(newModelListCmd(v), newModelEvalCmd(v), newModelServeCmd(v), newModelAccuracyCmd(v))
 	return cmd
 }
 

@@ -12,12 +12,11 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"msched/daemons"
 	"msched/hoststat"
 	"msched/learn"
+	"msched/spool"
 )
-
-// `msched model accuracy` joins model.go's sub-commands.
-var _ = addModelCommand(newModelAccuracyCmd)
 
 func newModelAccuracyCmd(v *viper.Viper) *cobra.Command {
 	var logFile string
@@ -39,7 +38,7 @@ are listed as ` + learn.NoModel + `.`,
 				return err
 			}
 			if logFile == "" {
-				logFile = filepath.Join(cfg.Spool, "db", "accounting.jsonl")
+				logFile = filepath.Join(cfg.Spool, spool.DirDB, daemons.AccountingJSONL)
 			}
 			recs, err := learn.ReadFile(logFile)
 			if err != nil {

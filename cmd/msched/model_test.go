@@ -55,8 +55,7 @@ func processesUnder(dir string) []string {
 		if err != nil || !bytes.Contains(b, []byte(dir)) {
 			continue
 		}
-		st, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
-		if i := bytes.LastIndexByte(st, ')'); i > 0 && i+2 < len(st) && st[i+2] == 'Z' {
+		if st, _ := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); containsState(st, 'Z') {
 			continue // a zombie is not running
 		}
 		found = append(found, e.Name()+": "+string(bytes.ReplaceAll(b, []byte{0}, []byte{' '})))

@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"msched/daemons"
 	"msched/learn"
 	"msched/policy"
 	"msched/profiler"
@@ -20,7 +21,7 @@ import (
 // ctx ends.
 func (s *system) predictor(ctx context.Context, models policy.Predictor, log *slog.Logger) (policy.Predictor, error) {
 	db := s.sp.Path(spool.DirDB)
-	acct := filepath.Join(db, "accounting.jsonl")
+	acct := filepath.Join(db, daemons.AccountingJSONL)
 	prof, err := profiler.Open(filepath.Join(db, "profiler.db"), profiler.Options{Confidence: s.cfg.Learn.Confidence})
 	if err != nil {
 		return nil, err

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -57,13 +58,11 @@ func alive(pid int) bool {
 	return err == nil && !containsState(b, 'Z')
 }
 
+// containsState reports whether a /proc/PID/stat line gives the process
+// state st (the field after the parenthesised command name).
 func containsState(stat []byte, st byte) bool {
-	for i := len(stat) - 1; i > 0; i-- {
-		if stat[i] == ')' && i+2 < len(stat) {
-			return stat[i+2] == st
-		}
-	}
-	return false
+	i := bytes.LastIndexByte(stat, ')')
+	return i > 0 && i+2 < len(stat) && stat[i+2] == st
 }
 
 // runningJobs returns the jobs in running/ that have started, by name.

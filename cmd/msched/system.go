@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"msched/daemons"
@@ -120,7 +121,7 @@ func (s *system) daemon(ctx context.Context, name string) (interface{ Run(contex
 		s.closers = append(s.closers, st.Close)
 		return &daemons.Stats{Env: s.env(), Hosts: s.hosts, Interval: s.cfg.StatsEvery, Store: st}, nil
 	}
-	return nil, fmt.Errorf("unknown daemon %q (known: init, sched, run, reaper, stats)", name)
+	return nil, fmt.Errorf("unknown daemon %q (known: %s)", name, strings.Join(daemonNames, ", "))
 }
 
 func (s *system) statsDir() string { return s.sp.Path(spool.DirDB) }
