@@ -76,7 +76,7 @@ func TestAlign_MatchesReference(t *testing.T) {
 		x.resize(len(p.Tasks), p.Hosts, p.Words())
 		align(p, got, &x)
 		msMustLegal(t, p, got, "aligned")
-		if !msSameInts(got.Order, c.Order) {
+		if !slices.Equal(got.Order, c.Order) {
 			t.Fatalf("trial %d: order changed", trial)
 		}
 		for j := range got.Map {

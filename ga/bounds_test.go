@@ -33,7 +33,7 @@ func TestLowerBound_OneHostHeterogeneous(t *testing.T) {
 	// T0 may not use host 1, host 2 is busy until 6.
 	// span: max(base 6, T0 min(0+5, 6+2) = 5, T1 min(0+4, 0+4, 6+1) = 4) = 6.
 	// work: (6 + T0 min(5, 2) + T1 1)/3 = 3. Bound 6.
-	p.Tasks[0].Allowed = blBits(3, 0, 2)
+	p.Tasks[0].Allowed = msBits(3, 0, 2)
 	p.Base = []float64{0, 0, 6}
 	if got := LowerBound(p); got != 6 {
 		t.Errorf("lower bound %g, want 6", got)

@@ -32,14 +32,21 @@ func NewRandom(p *Problem, rng *rand.Rand) *Chromosome {
 	c := &Chromosome{Order: rng.Perm(n), Map: make([]Bits, n)}
 	for j, t := range p.Tasks {
 		c.Map[j] = NewBits(p.Hosts)
-		hi := p.MaxHosts(t)
-		k := t.Min
-		if hi > t.Min {
-			k += rng.Intn(hi - t.Min + 1)
-		}
-		fillRandom(p, t, c.Map[j], k, rng)
+		freshRow(p, t, c.Map[j], rng)
 	}
 	return c
+}
+
+// freshRow fills b with a random legal row for t: a host count uniform in
+// t's range on random allowed hosts.
+func freshRow(p *Problem, t *Task, b Bits, rng *rand.Rand) {
+	b.Reset()
+	hi := p.MaxHosts(t)
+	k := t.Min
+	if hi > t.Min {
+		k += rng.Intn(hi - t.Min + 1)
+	}
+	fillRandom(p, t, b, k, rng)
 }
 
 // Repair makes c legal for p: every host bit outside a task's allowed set
@@ -80,30 +87,22 @@ func repairRow(p *Problem, t *Task, b Bits, rng *rand.Rand) {
 // instead of listing them, because the GA repairs rows on its hot path and
 // must not allocate there.
 func fillRandom(p *Problem, t *Task, b Bits, k int, rng *rand.Rand) {
-	n := b.Count()
-	for n < k {
-		free := 0
-		for i := range b {
-			free += bits.OnesCount64(freeWord(p, t, b, i))
-		}
+	for n := b.Count(); n < k; n++ {
+		free := freeCount(p, t, b)
 		if free == 0 {
 			return
 		}
-		r := rng.Intn(free)
-		for i := range b {
-			w := freeWord(p, t, b, i)
-			if c := bits.OnesCount64(w); r >= c {
-				r -= c
-				continue
-			}
-			for ; r > 0; r-- {
-				w &= w - 1
-			}
-			b[i] |= w & -w
-			break
-		}
-		n++
+		b.Set(nthFree(p, t, b, rng.Intn(free)))
 	}
+}
+
+// freeCount is the number of hosts task t may use that b does not hold.
+func freeCount(p *Problem, t *Task, b Bits) int {
+	n := 0
+	for i := range b {
+		n += bits.OnesCount64(freeWord(p, t, b, i))
+	}
+	return n
 }
 
 // freeWord is word i of the hosts task t may use that b does not hold yet.

@@ -13,10 +13,10 @@ func TestFromETC(t *testing.T) {
 	if p.Hosts != 3 || len(p.Tasks) != 2 || p.Tasks[1].ID != "t1" {
 		t.Fatalf("problem %+v", p)
 	}
-	if got := p.Tasks[1].Time(blBits(3, 2)); got != 6 {
+	if got := p.Tasks[1].Time(msBits(3, 2)); got != 6 {
 		t.Errorf("t1 on host 2: %g, want 6", got)
 	}
-	if got := p.Tasks[0].Time(blBits(3, 0, 1)); !math.IsInf(got, 1) {
+	if got := p.Tasks[0].Time(msBits(3, 0, 1)); !math.IsInf(got, 1) {
 		t.Errorf("t0 on two hosts: %g, want +Inf", got)
 	}
 }

@@ -532,15 +532,3 @@ func (g *GA) match(p *Problem) []int {
 	}
 	return oldOf
 }
-
-// freshRow fills b with a random legal row for t, as NewRandom does: a host
-// count uniform in t's range on random allowed hosts.
-func freshRow(p *Problem, t *Task, b Bits, rng *rand.Rand) {
-	b.Reset()
-	hi := p.MaxHosts(t)
-	k := t.Min
-	if hi > t.Min {
-		k += rng.Intn(hi - t.Min + 1)
-	}
-	fillRandom(p, t, b, k, rng)
-}

@@ -112,7 +112,7 @@ func TestGA_SameSeedSameRun(t *testing.T) {
 	}
 	c1, cost1, e1, g1 := run()
 	c2, cost2, e2, g2 := run()
-	if cost1 != cost2 || e1 != e2 || g1 != g2 || !msSameInts(c1.Order, c2.Order) {
+	if cost1 != cost2 || e1 != e2 || g1 != g2 || !slices.Equal(c1.Order, c2.Order) {
 		t.Fatalf("runs differ: %v/%v/%d/%d vs %v/%v/%d/%d", cost1, c1.Order, e1, g1, cost2, c2.Order, e2, g2)
 	}
 	for j := range c1.Map {

@@ -28,13 +28,7 @@ func msEq2Problem(n, m int, rng *rand.Rand) *Problem {
 }
 
 // msBits is a host set of m hosts holding hs.
-func msBits(m int, hs ...int) Bits {
-	b := NewBits(m)
-	for _, h := range hs {
-		b.Set(h)
-	}
-	return b
-}
+func msBits(m int, hs ...int) Bits { return hostSet(m, hs) }
 
 // msMustLegal fails the test if c is not a legal chromosome of p.
 func msMustLegal(t *testing.T, p *Problem, c *Chromosome, what string) {

@@ -88,8 +88,6 @@ func blETC(n, m int, withBase bool, rng *rand.Rand) *Problem {
 	return p
 }
 
-func blBits(m int, hs ...int) Bits { return hostSet(m, hs) }
-
 // blCheck asserts that c is legal and decodes to the expected string and
 // makespan.
 func blCheck(t *testing.T, p *Problem, c *Chromosome, order []int, rows [][]int, makespan float64) {
@@ -224,7 +222,7 @@ func TestOneHostHeuristics_RespectAllowedAndBase(t *testing.T) {
 	// T0 is fastest on m0 but may only use m1; m1 is busy until 3.
 	p := FromETC([][]float64{{1, 5}, {2, 2}})
 	p.Base = []float64{0, 3}
-	p.Tasks[0].Allowed = blBits(2, 1)
+	p.Tasks[0].Allowed = msBits(2, 1)
 	// Min-min: T0 only m1: 3+5 = 8; T1: m0 2, m1 5 -> 2. T1 on m0 first,
 	// then T0 on m1, ends 8.
 	c, err := MinMin(p)
@@ -354,7 +352,7 @@ func TestPeakHosts_Eq2(t *testing.T) {
 		t.Errorf("peak with Min 12: %d, want 12", k)
 	}
 	tk := mk(1, 16)
-	tk.Allowed = blBits(16, 0, 3, 5, 7)
+	tk.Allowed = msBits(16, 0, 3, 5, 7)
 	if k := PeakHosts(p, tk); k != 4 {
 		t.Errorf("peak on 4 allowed hosts: %d, want 4", k)
 	}

@@ -233,12 +233,7 @@ func hostMove(p *Problem, t *Task, b Bits, rng *rand.Rand) {
 		if t.Allowed != nil {
 			h = t.Allowed.Nth(rng.Intn(t.Allowed.Count()))
 		}
-		switch {
-		case b.Has(h) && c > t.Min:
-			b.Clear(h)
-			return
-		case !b.Has(h) && c < hi:
-			b.Set(h)
+		if flipWithin(b, h, c, t.Min, hi) {
 			return
 		}
 	}
@@ -246,10 +241,7 @@ func hostMove(p *Problem, t *Task, b Bits, rng *rand.Rand) {
 		return
 	}
 	drop := b.Nth(rng.Intn(c))
-	free := 0
-	for i := range b {
-		free += bits.OnesCount64(freeWord(p, t, b, i))
-	}
+	free := freeCount(p, t, b)
 	if free == 0 {
 		if c > t.Min {
 			b.Clear(drop)
@@ -258,6 +250,20 @@ func hostMove(p *Problem, t *Task, b Bits, rng *rand.Rand) {
 	}
 	b.Set(nthFree(p, t, b, rng.Intn(free)))
 	b.Clear(drop)
+}
+
+// flipWithin flips host h of row b, which holds c hosts, if the count
+// stays within [lo, hi], and reports whether it did.
+func flipWithin(b Bits, h, c, lo, hi int) bool {
+	switch {
+	case b.Has(h) && c > lo:
+		b.Clear(h)
+	case !b.Has(h) && c < hi:
+		b.Set(h)
+	default:
+		return false
+	}
+	return true
 }
 
 // nthFree is the r-th (0-based) host task t may use that b does not hold.

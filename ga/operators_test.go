@@ -2,6 +2,7 @@ package ga
 
 import (
 	"math/rand"
+	"slices"
 	"testing"
 )
 
@@ -114,24 +115,12 @@ func TestCrossover_KeepsRowsWithTheirTasks(t *testing.T) {
 			wantA, wantB := make([]int, n), make([]int, n)
 			splice(a.Order, b.Order, c, wantA, make([]bool, n))
 			splice(b.Order, a.Order, c, wantB, make([]bool, n))
-			found = msSameInts(wantA, ga.Order) && msSameInts(wantB, gb.Order)
+			found = slices.Equal(wantA, ga.Order) && slices.Equal(wantB, gb.Order)
 		}
 		if !found {
 			t.Fatalf("trial %d: orders %v, %v are no splice of %v, %v", trial, ga.Order, gb.Order, a.Order, b.Order)
 		}
 	}
-}
-
-func msSameInts(a, b []int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 func TestCrossover_LegalUnderConstraints(t *testing.T) {
@@ -224,7 +213,7 @@ func TestInsertAt_Table(t *testing.T) {
 	for _, tc := range cases {
 		s := []int{0, 1, 2, 3, 4}
 		insertAt(s, tc.i, tc.k)
-		if !msSameInts(s, tc.want) {
+		if !slices.Equal(s, tc.want) {
 			t.Errorf("insertAt(%d, %d) = %v, want %v", tc.i, tc.k, s, tc.want)
 		}
 	}
@@ -247,7 +236,7 @@ func TestMutateMoves_LegalAndSmall(t *testing.T) {
 				}
 			}
 		}
-		if orderChanged := !msSameInts(c.Order, orig.Order); rows > 1 || rows == 1 && orderChanged {
+		if orderChanged := !slices.Equal(c.Order, orig.Order); rows > 1 || rows == 1 && orderChanged {
 			t.Fatalf("one move changed %d rows and the order (%v)", rows, orderChanged)
 		}
 		for k := 0; k < 5; k++ {

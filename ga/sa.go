@@ -369,42 +369,12 @@ func (a *SA) pathMove(rows bool) {
 			a.cur.Map[o[k]] = a.refs[o[from]]
 		}
 	}
+	// A row that does not fit its new task is repaired: hosts it may not
+	// use are dropped, then hosts removed or added at random into
+	// [Min, MaxHosts].
 	for _, sr := range a.saved {
-		a.fitRow(sr.task)
+		repairRow(a.p, a.p.Tasks[sr.task], a.cur.Map[sr.task], a.rng)
 	}
-}
-
-// fitRow makes task j's row legal for it after it received another task's
-// row: hosts it may not use are dropped, then hosts removed or added at
-// random into [Min, MaxHosts].
-func (a *SA) fitRow(j int) {
-	t, b := a.p.Tasks[j], a.cur.Map[j]
-	if t.Allowed != nil {
-		for i := range b {
-			b[i] &= t.Allowed[i]
-		}
-	}
-	c, hi := b.Count(), a.p.MaxHosts(t)
-	for ; c > hi; c-- {
-		b.Clear(b.Nth(a.rng.Intn(c)))
-	}
-	for ; c < t.Min; c++ {
-		b.Set(a.nthFree(j, a.rng.Intn(len(a.allowed[j])-c)))
-	}
-}
-
-// nthFree is the r-th (0-based) allowed host of task j not in its row.
-func (a *SA) nthFree(j, r int) int {
-	b := a.cur.Map[j]
-	for _, h := range a.allowed[j] {
-		if !b.Has(h) {
-			if r == 0 {
-				return h
-			}
-			r--
-		}
-	}
-	panic("ga: SA: no free host")
 }
 
 // hostMove changes task j's row by one host: a bit flip within
@@ -416,12 +386,7 @@ func (a *SA) hostMove(j int) {
 	c, hi := b.Count(), a.p.MaxHosts(t)
 	if hi > t.Min && a.rng.Float64() < saFlipMoves {
 		h := a.allowed[j][a.rng.Intn(len(a.allowed[j]))]
-		switch {
-		case b.Has(h) && c > t.Min:
-			b.Clear(h)
-			return
-		case !b.Has(h) && c < hi:
-			b.Set(h)
+		if flipWithin(b, h, c, t.Min, hi) {
 			return
 		}
 	}
@@ -430,7 +395,7 @@ func (a *SA) hostMove(j int) {
 		b.Clear(drop)
 		return
 	}
-	b.Set(a.nthFree(j, a.rng.Intn(len(a.allowed[j])-c)))
+	b.Set(nthFree(a.p, t, b, a.rng.Intn(len(a.allowed[j])-c)))
 	b.Clear(drop)
 }
 

@@ -2,6 +2,7 @@ package ga
 
 import (
 	"context"
+	"math"
 	"math/rand"
 	"slices"
 	"testing"
@@ -94,15 +95,7 @@ func TestSA_ConfigAndStart(t *testing.T) {
 	if _, c := a.Best(); c > gc {
 		t.Errorf("SA from Greedy's string (%g) ended worse: %g", gc, c)
 	}
-	if a.Temperature() != 1e-9*pow(0.5, 1999/10) {
+	if a.Temperature() != 1e-9*math.Pow(0.5, 1999/10) {
 		t.Errorf("temperature %g after 1999 moves of 10 per level", a.Temperature())
 	}
-}
-
-func pow(x float64, n int) float64 {
-	r := 1.0
-	for ; n > 0; n-- {
-		r *= x
-	}
-	return r
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
 )
 
@@ -52,6 +53,14 @@ func TestGA_UpdateKeepsTheBest(t *testing.T) {
 			ts[0].Max = 2
 			return &Problem{Hosts: p.Hosts, Tasks: ts}
 		}},
+		{"a task loses two hosts", func(p *Problem) *Problem {
+			ts := rebuild(p.Tasks)
+			ts[0].Allowed = NewBits(p.Hosts)
+			for h := 2; h < p.Hosts; h++ {
+				ts[0].Allowed.Set(h)
+			}
+			return &Problem{Hosts: p.Hosts, Tasks: ts}
+		}},
 	}
 	for _, tc := range cases {
 		for _, k := range []CostKind{MS, XMS} {
@@ -86,7 +95,7 @@ func TestGA_UpdateKeepsTheBest(t *testing.T) {
 							sub = append(sub, j)
 						}
 					}
-					if !msSameInts(sub, order) {
+					if !slices.Equal(sub, order) {
 						continue
 					}
 					same := true
@@ -95,13 +104,15 @@ func TestGA_UpdateKeepsTheBest(t *testing.T) {
 						if !ok {
 							continue
 						}
-						want := old.Map[o].Clone()
-						if q.Tasks[j].Allowed != nil {
+						// The old row without the hosts the task may no
+						// longer use; repair keeps it if that is legal.
+						tk, want := q.Tasks[j], old.Map[o].Clone()
+						if tk.Allowed != nil {
 							for w := range want {
-								want[w] &= q.Tasks[j].Allowed[w]
+								want[w] &= tk.Allowed[w]
 							}
 						}
-						if !gn.Map[j].Equal(want) && q.Tasks[j].Allowed == nil {
+						if k := want.Count(); k >= tk.Min && k <= q.MaxHosts(tk) && !gn.Map[j].Equal(want) {
 							same = false
 						}
 					}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"context"
 	"slices"
 	"time"
@@ -87,14 +88,8 @@ func (p *conservativePolicy) Plan(ctx context.Context, s Snapshot) (Plan, error)
 
 	// Terminations since the last call.
 	clear(p.cur)
-	for _, r := range s.Running {
-		n := 0
-		for _, name := range r.Hosts {
-			if _, ok := m.index[name]; ok {
-				n++
-			}
-		}
-		p.cur[r.ID] = tail{end: now + max(m.offset(r.End), overrunEnd), n: n}
+	for r := range s.Running {
+		p.cur[s.Running[r].ID] = tail{end: now + m.runEnd[r], n: m.runOff[r+1] - m.runOff[r]}
 	}
 	p.gone = p.gone[:0]
 	for id, t := range p.prev {
@@ -259,7 +254,7 @@ func (g *gantt) assign(m *machine, at []int64) []Placement {
 		return nil
 	}
 	slices.SortFunc(g.ev, func(a, b gev) int {
-		if c := cmpInt64(a.t, b.t); c != 0 {
+		if c := cmp.Compare(a.t, b.t); c != 0 {
 			return c
 		}
 		if a.kind != b.kind {
@@ -269,8 +264,8 @@ func (g *gantt) assign(m *machine, at []int64) []Placement {
 	})
 	g.pool = append(g.pool[:0], m.free...)
 	g.hbuf = g.hbuf[:0]
-	g.lo = slices.Grow(g.lo[:0], len(m.jobs))[:len(m.jobs)]
-	g.hi = slices.Grow(g.hi[:0], len(m.jobs))[:len(m.jobs)]
+	g.lo = resize(g.lo, len(m.jobs))
+	g.hi = resize(g.hi, len(m.jobs))
 	out := make([]Placement, 0, n)
 	for _, e := range g.ev {
 		switch e.kind {

@@ -124,7 +124,7 @@ func (p *easyPolicy) pickFree(j *qjob, reserved bool) int {
 // reserved hosts that are free now, and returns the head's placement.
 func (p *easyPolicy) reserve(head *qjob) (int64, Placement) {
 	m := p.m
-	p.reserved = resizeBool(p.reserved, len(m.hosts))
+	p.reserved = resize(p.reserved, len(m.hosts))
 	p.resList = p.resList[:0]
 	uses := func(x int) bool { return head.allow == nil || head.allow.Has(x) }
 	// The shadow time: walk the releases until enough usable hosts are

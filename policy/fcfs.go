@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"context"
 	"slices"
 )
@@ -76,9 +77,9 @@ func (p *scanPolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
 		for i := range m.jobs {
 			m.estimate(&m.jobs[i])
 		}
-		slices.SortStableFunc(p.order, func(a, b int) int { return cmpInt64(m.jobs[a].est, m.jobs[b].est) })
+		slices.SortStableFunc(p.order, func(a, b int) int { return cmp.Compare(m.jobs[a].est, m.jobs[b].est) })
 	}
-	p.started = resizeBool(p.started, len(m.jobs))
+	p.started = resize(p.started, len(m.jobs))
 	clear(p.started)
 	// slack is how many more jobs may still overtake every job skipped so
 	// far (the least, over them, of MaxJumps minus their overtakes).

@@ -55,11 +55,7 @@ func (p *gaPolicy) Generations() int64 { return p.gens.Load() }
 
 // Plan implements Policy.
 func (p *gaPolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
-	window := s.Queue
-	if len(window) > p.o.Window {
-		window = window[:p.o.Window]
-	}
-	prob, rejects := p.b.build(ctx, &s, window)
+	prob, rejects := p.b.build(ctx, &s, p.o.window(s.Queue))
 	if len(prob.Tasks) == 0 {
 		p.g = nil
 		return Plan{Reject: rejects}, nil

@@ -31,11 +31,7 @@ func (p *listPolicy) Name() string { return p.name }
 
 // Plan implements Policy.
 func (p *listPolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
-	window := s.Queue
-	if len(window) > p.o.Window {
-		window = window[:p.o.Window]
-	}
-	prob, rejects := p.b.build(ctx, &s, window)
+	prob, rejects := p.b.build(ctx, &s, p.o.window(s.Queue))
 	if len(prob.Tasks) == 0 {
 		return Plan{Reject: rejects}, nil
 	}

@@ -1,6 +1,7 @@
 package policy
 
 import (
+	"cmp"
 	"context"
 	"math"
 	"slices"
@@ -114,7 +115,7 @@ func (m *machine) load(ctx context.Context, s *Snapshot) {
 	}
 	nh := len(s.Hosts)
 	m.freeAt = resize(m.freeAt, nh)
-	m.claim = resizeBool(m.claim, nh)
+	m.claim = resize(m.claim, nh)
 	for i := range s.Hosts {
 		m.freeAt[i] = 0
 		if off := m.offset(s.Hosts[i].FreeAt); off > 0 {
@@ -147,16 +148,10 @@ func (m *machine) load(ctx context.Context, s *Snapshot) {
 	for i := range s.Queue {
 		q := &s.Queue[i]
 		j := qjob{q: q, pos: i, n: max(q.Min, 1)}
-		if q.Arch != "" || q.Cluster != "" {
-			j.allow = allowed(s.Hosts, q)
-		}
-		avail := nh
-		if j.allow != nil {
-			avail = j.allow.Count()
-		}
+		var avail int
+		j.allow, avail = allowedCount(s.Hosts, q)
 		if j.n > avail {
-			r, _ := impossible(s.Hosts, q)
-			m.rejects = append(m.rejects, r)
+			m.rejects = append(m.rejects, rejection(q, j.n, avail))
 			continue
 		}
 		m.jobs = append(m.jobs, j)
@@ -231,7 +226,7 @@ func (m *machine) releases() []release {
 	}
 	// Ties by first host: deterministic whatever the running jobs' order.
 	slices.SortFunc(m.rel, func(a, b release) int {
-		if c := cmpInt64(a.at, b.at); c != 0 {
+		if c := cmp.Compare(a.at, b.at); c != 0 {
 			return c
 		}
 		return int(m.relBuf[a.lo] - m.relBuf[b.lo])
@@ -370,26 +365,11 @@ func (m *machine) startOn(j *qjob, hs []int) Placement {
 	return Placement{Job: j.q.ID, Hosts: names, Start: m.now, Predicted: time.Duration(est)}
 }
 
-func cmpInt64(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func resize(v []int64, n int) []int64 {
+// resize returns v with length n, reusing its storage when it is large
+// enough; the contents are not cleared.
+func resize[T any](v []T, n int) []T {
 	if cap(v) < n {
-		return make([]int64, n)
-	}
-	return v[:n]
-}
-
-func resizeBool(v []bool, n int) []bool {
-	if cap(v) < n {
-		return make([]bool, n)
+		return make([]T, n)
 	}
 	return v[:n]
 }

@@ -67,3 +67,8 @@ func (o Options) withDefaults() Options {
 	}
 	return o
 }
+
+// window is the head of the queue that the GA and list policies plan.
+func (o Options) window(queue []QueuedJob) []QueuedJob {
+	return queue[:min(len(queue), o.Window)]
+}

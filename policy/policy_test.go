@@ -3,6 +3,7 @@ package policy
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -103,36 +104,39 @@ func TestPolicies_StartOnlyOnFreeHosts(t *testing.T) {
 	}
 }
 
-// A job overtaken MaxJumps times is placed first: no later job may then
-// start on a host it needs.
-func TestGA_OvertakingIsBounded(t *testing.T) {
-	h := newHarness(t, "ga-xms", Options{Seed: 3, Generations: 30, MaxJumps: 2})
-	// WIDE needs all 4 hosts, one of which is busy for 100 s; small jobs
-	// could always start on the 3 free ones and overtake it.
+// overtakeRounds plays a stream to ga-xms with the given MaxJumps: WIDE
+// needs all 4 hosts, one of which is busy for 100 s, and 1-host jobs
+// S1..S6 arrive one a second behind it and could always start on the 3
+// free ones, overtaking it. It returns how many jobs each round started,
+// and fails t if WIDE ever starts (h0 is busy throughout).
+func overtakeRounds(t *testing.T, maxJumps int) []int {
+	t.Helper()
+	h := newHarness(t, "ga-xms", Options{Seed: 3, Generations: 30, MaxJumps: maxJumps})
 	running := []RunningJob{{ID: "R", Hosts: []string{"h0"}, Start: t0, End: t0.Add(100 * time.Second)}}
 	queue := []QueuedJob{job("WIDE", 0, 4, 4, 50*time.Second)}
-	overtakes := 0
+	var rounds []int
 	for i := 1; i <= 6; i++ {
 		queue = append(queue, job(fmt.Sprintf("S%d", i), i, 1, 1, 10*time.Second))
 		pl := h.plan(Snapshot{Now: t0.Add(time.Duration(i) * time.Second), Hosts: hosts(4), Running: running, Queue: queue})
-		var rest []QueuedJob
-		started := map[string]bool{}
-		for _, p := range pl.StartNow {
-			started[p.Job] = true
-		}
-		for _, q := range queue {
-			if !started[q.ID] {
-				rest = append(rest, q)
-			}
-		}
-		if started["WIDE"] {
+		ids, _ := started(pl)
+		if slices.Contains(ids, "WIDE") {
 			t.Fatal("WIDE started while h0 is busy")
 		}
-		overtakes += len(pl.StartNow)
-		if overtakes > 2 && len(pl.StartNow) > 0 {
-			t.Fatalf("round %d: %d jobs overtook WIDE after it had been overtaken %d times (MaxJumps 2)", i, len(pl.StartNow), overtakes-len(pl.StartNow))
+		queue = slices.DeleteFunc(queue, func(q QueuedJob) bool { return slices.Contains(ids, q.ID) })
+		rounds = append(rounds, len(ids))
+	}
+	return rounds
+}
+
+// A job overtaken MaxJumps times is placed first: no later job may then
+// start on a host it needs.
+func TestGA_OvertakingIsBounded(t *testing.T) {
+	overtakes := 0
+	for i, n := range overtakeRounds(t, 2) {
+		overtakes += n
+		if overtakes > 2 && n > 0 {
+			t.Fatalf("round %d: %d jobs overtook WIDE after it had been overtaken %d times (MaxJumps 2)", i+1, n, overtakes-n)
 		}
-		queue = rest
 	}
 	if overtakes == 0 {
 		t.Fatal("no small job ever started: the test shows nothing")
@@ -142,25 +146,9 @@ func TestGA_OvertakingIsBounded(t *testing.T) {
 // With MaxJumps < 0 (unbounded) the same stream keeps overtaking: the
 // bound above is what stops it.
 func TestGA_UnboundedOvertakingForComparison(t *testing.T) {
-	h := newHarness(t, "ga-xms", Options{Seed: 3, Generations: 30, MaxJumps: -1})
-	running := []RunningJob{{ID: "R", Hosts: []string{"h0"}, Start: t0, End: t0.Add(100 * time.Second)}}
-	queue := []QueuedJob{job("WIDE", 0, 4, 4, 50*time.Second)}
 	overtakes := 0
-	for i := 1; i <= 6; i++ {
-		queue = append(queue, job(fmt.Sprintf("S%d", i), i, 1, 1, 10*time.Second))
-		pl := h.plan(Snapshot{Now: t0.Add(time.Duration(i) * time.Second), Hosts: hosts(4), Running: running, Queue: queue})
-		started := map[string]bool{}
-		for _, p := range pl.StartNow {
-			started[p.Job] = true
-		}
-		overtakes += len(pl.StartNow)
-		var rest []QueuedJob
-		for _, q := range queue {
-			if !started[q.ID] {
-				rest = append(rest, q)
-			}
-		}
-		queue = rest
+	for _, n := range overtakeRounds(t, -1) {
+		overtakes += n
 	}
 	if overtakes <= 2 {
 		t.Fatalf("unbounded GA overtook only %d times; the bounded test would prove nothing", overtakes)

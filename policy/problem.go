@@ -93,8 +93,9 @@ func (b *builder) build(ctx context.Context, s *Snapshot, queue []QueuedJob) (*g
 	var rejects []Rejection
 	for i := range queue {
 		q := &queue[i]
-		if r, bad := impossible(s.Hosts, q); bad {
-			rejects = append(rejects, r)
+		allow, avail := allowedCount(s.Hosts, q)
+		if need := max(q.Min, 1); need > avail {
+			rejects = append(rejects, rejection(q, need, avail))
 			continue
 		}
 		seen[q.ID] = true
@@ -105,11 +106,7 @@ func (b *builder) build(ctx context.Context, s *Snapshot, queue []QueuedJob) (*g
 			t.Runtime = b.runtime(t)
 		}
 		b.jobs[t] = q
-		t.Allowed = allowed(s.Hosts, q)
-		avail := len(s.Hosts)
-		if t.Allowed != nil {
-			avail = t.Allowed.Count()
-		}
+		t.Allowed = allow
 		t.Min, t.Max = clampRange(q.Min, q.Max, avail)
 		t.Arrival = q.Submit.Sub(s.Now).Seconds()
 		p.Tasks = append(p.Tasks, t)
@@ -123,20 +120,9 @@ func (b *builder) build(ctx context.Context, s *Snapshot, queue []QueuedJob) (*g
 	return p, rejects
 }
 
-// impossible reports whether q can never run on hs: it needs more hosts
-// than match its constraints.
-func impossible(hs []Host, q *QueuedJob) (Rejection, bool) {
-	avail := len(hs)
-	if a := allowed(hs, q); a != nil {
-		avail = a.Count()
-	}
-	min := q.Min
-	if min < 1 {
-		min = 1
-	}
-	if min <= avail {
-		return Rejection{}, false
-	}
+// rejection says why q, which needs min hosts, can never run where only
+// avail hosts match its constraints (min > avail).
+func rejection(q *QueuedJob, min, avail int) Rejection {
 	what := "hosts"
 	var cons []string
 	if q.Arch != "" {
@@ -148,7 +134,7 @@ func impossible(hs []Host, q *QueuedJob) (Rejection, bool) {
 	if len(cons) > 0 {
 		what += " with " + strings.Join(cons, " and ")
 	}
-	return Rejection{Job: q.ID, Reason: fmt.Sprintf("needs at least %d hosts, only %d %s exist", min, avail, what)}, true
+	return Rejection{Job: q.ID, Reason: fmt.Sprintf("needs at least %d hosts, only %d %s exist", min, avail, what)}
 }
 
 // runtime returns the RuntimeFunc of task t: the predictor's answer for the
@@ -177,6 +163,16 @@ func (b *builder) runtime(t *ga.Task) ga.RuntimeFunc {
 	}
 }
 
+// allowedCount is allowed(hs, q) and the number of hosts it holds (every
+// host when it is nil).
+func allowedCount(hs []Host, q *QueuedJob) (ga.Bits, int) {
+	a := allowed(hs, q)
+	if a == nil {
+		return nil, len(hs)
+	}
+	return a, a.Count()
+}
+
 // allowed is the set of hosts that meet q's arch and cluster constraints,
 // or nil when q has none.
 func allowed(hs []Host, q *QueuedJob) ga.Bits {
@@ -192,19 +188,11 @@ func allowed(hs []Host, q *QueuedJob) ga.Bits {
 	return b
 }
 
-// clampRange fits a requested host range to the hosts available; a job
-// that needs more than exist keeps Min > avail so Validate reports it.
+// clampRange fits a requested host range to the hosts available, of which
+// there are at least max(lo, 1) (build rejects the other jobs).
 func clampRange(lo, hi, avail int) (int, int) {
-	if lo < 1 {
-		lo = 1
-	}
-	if hi < lo {
-		hi = lo
-	}
-	if hi > avail && avail >= lo {
-		hi = avail
-	}
-	return lo, hi
+	lo = max(lo, 1)
+	return lo, min(max(hi, lo), avail)
 }
 
 // startEps is how close to now a decoded start must be to start now.
