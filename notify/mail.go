@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"msched/atomicfile"
 	"msched/spool"
 )
 
@@ -379,7 +380,7 @@ func (m *Mailer) remove(e *queued) {
 	}
 	// Without the directory's fsync a crash could bring the file back,
 	// and the message would be sent again.
-	if err := syncDir(m.queue); err != nil {
+	if err := atomicfile.SyncDir(m.queue); err != nil {
 		m.log.Warn("mail queue", "err", err)
 	}
 }
@@ -442,18 +443,6 @@ func appendLine(path string, line []byte) error {
 		err = serr
 	}
 	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
 		err = cerr
 	}
 	return err

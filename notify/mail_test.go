@@ -314,7 +314,13 @@ func TestMailer_TemporaryFailureIsRetriedWithBackoff(t *testing.T) {
 	}
 	// The retried message is the queued one, not a new one.
 	msg, _ := parse(t, s.messages()[0].Data)
-	for _, r := range s.rejected {
+	s.mu.Lock()
+	rejected := s.rejected
+	s.mu.Unlock()
+	if len(rejected) != 3 {
+		t.Fatalf("%d messages answered 451, want 3", len(rejected))
+	}
+	for _, r := range rejected {
 		first, _ := parse(t, r)
 		if first.Header.Get("Message-ID") != msg.Header.Get("Message-ID") {
 			t.Errorf("retry changed the Message-ID: %q then %q", first.Header.Get("Message-ID"), msg.Header.Get("Message-ID"))

@@ -19,33 +19,9 @@ func gibbonsResponse(t *testing.T, seed int64, pol string, est EstimateKind) flo
 	if err != nil {
 		t.Fatal(err)
 	}
-	tr, err := FromSWF(workload.Slice(recs), 16, est, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := Config{Machine: Identical(16)}
-	if est == Profiler {
-		p, err := profiler.New(profiler.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		cfg.Estimator = ProfilerEstimator(p)
-	}
-	s, err := New(cfg, tr.Jobs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := policy.New(pol, policy.Options{Predictor: s.Predictor()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := s.Run(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	m := Compute(r, false)
-	if m.Jobs != len(tr.Jobs) {
-		t.Fatalf("seed %d %s/%s: %d of %d jobs finished", seed, pol, est, m.Jobs, len(tr.Jobs))
+	m := simulateRecs(t, recs, 16, pol, est, false, 0)
+	if m.Jobs != m.Of {
+		t.Fatalf("seed %d %s/%s: %d of %d jobs finished", seed, pol, est, m.Jobs, m.Of)
 	}
 	return m.MeanResponse
 }

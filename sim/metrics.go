@@ -142,8 +142,7 @@ func countedPyss(r *Result) ([]int, int) {
 	var out []int
 	for _, k := range fin {
 		seen++
-		j := &r.Jobs[k]
-		if j.Estimate == 1 && j.Min == 1 && j.Time == nil {
+		if r.Jobs[k].pyssTiny() {
 			size--
 			pct = size / 100
 			continue
@@ -159,13 +158,17 @@ func countedPyss(r *Result) ([]int, int) {
 	// The count of non-tiny jobs over all finished jobs.
 	of := 0
 	for _, k := range fin {
-		j := &r.Jobs[k]
-		if !(j.Estimate == 1 && j.Min == 1 && j.Time == nil) {
+		if !r.Jobs[k].pyssTiny() {
 			of++
 		}
 	}
 	return out, of
 }
+
+// pyssTiny tells a job pyss leaves out of its statistics: a rigid job of
+// estimate 1 s on 1 processor (what FromSWF makes of a record pyss cannot
+// use).
+func (j *Job) pyssTiny() bool { return j.Estimate == 1 && j.Min == 1 && j.Time == nil }
 
 // summary returns the mean, median and 95th percentile (nearest rank) of v.
 func summary(v []float64) (mean, median, p95 float64) {

@@ -6,9 +6,9 @@ import (
 	"math"
 	"slices"
 	"testing"
-	"time"
 
 	"msched/policy"
+	"msched/profiler"
 	"msched/workload"
 )
 
@@ -25,26 +25,42 @@ func simulateTrace(t *testing.T, path, name string, procs int, est EstimateKind,
 	if err != nil {
 		t.Fatal(err)
 	}
+	m := simulateRecs(t, recs, procs, name, est, pyss, 1)
+	t.Logf("%s: %.3fs", name, m.WallS)
+	return m
+}
+
+// simulateRecs runs the named policy, seeded with seed, over SWF records on
+// procs identical processors and summarises the run (pyss: by pyss's
+// conventions, in FromSWF and Compute). With est == Profiler the run learns
+// its estimates with a fresh, empty profiler.
+func simulateRecs(tb testing.TB, recs []workload.Job, procs int, name string, est EstimateKind, pyss bool, seed int64) Metrics {
+	tb.Helper()
 	tr, err := FromSWF(workload.Slice(recs), procs, est, pyss)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	s, err := New(Config{Machine: Identical(procs)}, tr.Jobs)
+	cfg := Config{Machine: Identical(procs)}
+	if est == Profiler {
+		p, err := profiler.New(profiler.Options{})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		cfg.Estimator = ProfilerEstimator(p)
+	}
+	s, err := New(cfg, tr.Jobs)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	p, err := policy.New(name, policy.Options{Predictor: s.Predictor(), Seed: 1})
+	p, err := policy.New(name, policy.Options{Predictor: s.Predictor(), Seed: seed})
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	start := time.Now()
 	r, err := s.Run(context.Background(), p)
 	if err != nil {
-		t.Fatal(err)
+		tb.Fatal(err)
 	}
-	m := Compute(r, pyss)
-	t.Logf("%s: %s", name, time.Since(start))
-	return m
+	return Compute(r, pyss)
 }
 
 // The pyss figures of ../shared/data/README.md for the SDSC-SP2 sample on

@@ -105,7 +105,6 @@ type Sim struct {
 	ests    endHeap // estimated ends, for overruns
 	over    []int32 // running jobs past their estimate
 	jhosts  [][]int32
-	estEnd  []float64
 	done    int
 	scratch []int32
 }
@@ -255,7 +254,6 @@ func (s *Sim) grow(n int) {
 		r.End = append(r.End, math.NaN())
 		r.NHosts = append(r.NHosts, 0)
 		s.jhosts = append(s.jhosts, nil)
-		s.estEnd = append(s.estEnd, 0)
 	}
 }
 
@@ -401,31 +399,30 @@ func (s *Sim) decide(ctx context.Context) error {
 	if len(plan.StartNow) == 0 && len(plan.Reject) == 0 {
 		return nil
 	}
-	gone := map[int32]bool{}
+	// A job rejected or started here leaves s.ids or gets a start time, so
+	// the checks below refuse it a second time, and the queue drops it.
 	for _, r := range plan.Reject {
 		k, ok := s.ids[r.Job]
-		if !ok || s.res.Status[k] != Pending || gone[k] {
+		if !ok || s.res.Status[k] != Pending {
 			return fmt.Errorf("sim: %s rejected %q, which is not waiting", s.pol.Name(), r.Job)
 		}
-		gone[k] = true
 		s.res.Status[k] = Rejected
 		s.res.Reasons[r.Job] = r.Reason
 		delete(s.ids, r.Job)
 	}
 	for _, p := range plan.StartNow {
 		k, ok := s.ids[p.Job]
-		if !ok || gone[k] || s.res.Status[k] != Pending || !math.IsNaN(s.res.Start[k]) {
+		if !ok || s.res.Status[k] != Pending || !math.IsNaN(s.res.Start[k]) {
 			return fmt.Errorf("sim: %s started %q, which is not waiting", s.pol.Name(), p.Job)
 		}
 		if err := s.start(k, p.Hosts); err != nil {
 			return fmt.Errorf("sim: %s at t=%g: %w", s.pol.Name(), s.now, err)
 		}
-		gone[k] = true
 	}
 	// Drop started and rejected jobs from the queue, keeping arrival order.
 	w := 0
 	for i, k := range s.qjob {
-		if gone[k] {
+		if s.res.Status[k] != Pending || !math.IsNaN(s.res.Start[k]) {
 			continue
 		}
 		s.queue[w], s.qjob[w] = s.queue[i], k
@@ -472,8 +469,8 @@ func (s *Sim) start(k int32, names []string) error {
 	r.NHosts[k] = int32(n)
 	own := slices.Clone(hs)
 	s.jhosts[k] = own
-	s.estEnd[k] = s.now + est
-	endAt := At(s.estEnd[k])
+	estEnd := s.now + est
+	endAt := At(estEnd)
 	hostNames := make([]string, n)
 	for x, i := range own {
 		hostNames[x] = s.hosts[i].Name
@@ -483,7 +480,7 @@ func (s *Sim) start(k int32, names []string) error {
 	s.run = append(s.run, policy.RunningJob{ID: j.ID, Name: j.ID, Hosts: hostNames, Start: At(s.now), End: endAt})
 	s.rjob = append(s.rjob, k)
 	heap.Push(&s.ends, endEvent{t: s.now + actual, job: k})
-	heap.Push(&s.ests, endEvent{t: s.estEnd[k], job: k})
+	heap.Push(&s.ests, endEvent{t: estEnd, job: k})
 	return nil
 }
 

@@ -162,19 +162,27 @@ func (p badPolicy) Plan(_ context.Context, s policy.Snapshot) (policy.Plan, erro
 
 func TestSim_RejectsBadPlacements(t *testing.T) {
 	jobs := []Job{rigid("A", 0, 1, 10, 10), rigid("B", 1, 1, 10, 10)}
+	wide := []Job{rigid("W", 0, 2, 10, 10)}
 	for _, c := range []struct {
 		name string
 		p    policy.Policy
+		jobs []Job // nil: jobs
 		want string
 	}{
-		{"busy host", badPolicy{hosts: []string{"p0"}}, "busy with job A"},
-		{"unknown host", badPolicy{hosts: []string{"x9"}}, `unknown host "x9"`},
-		{"host twice", badPolicy{hosts: []string{"p1", "p1"}}, "placed on 2 hosts, wants 1..1"},
-		{"too many", badPolicy{hosts: []string{"p0", "p1"}}, "placed on 2 hosts"},
-		{"unknown job", badPolicy{hosts: []string{"p0"}, job: "Z"}, `started "Z", which is not waiting`},
+		{"busy host", badPolicy{hosts: []string{"p0"}}, nil, "busy with job A"},
+		{"unknown host", badPolicy{hosts: []string{"x9"}}, nil, `unknown host "x9"`},
+		// A 2-host job on one host named twice: the host count is right,
+		// the host is busy with the job itself.
+		{"host twice", badPolicy{hosts: []string{"p1", "p1"}}, wide, "placed on host p1, busy with job W"},
+		{"too many", badPolicy{hosts: []string{"p0", "p1"}}, nil, "placed on 2 hosts, wants 1..1"},
+		{"unknown job", badPolicy{hosts: []string{"p0"}, job: "Z"}, nil, `started "Z", which is not waiting`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			s, err := New(Config{Machine: Identical(2)}, jobs)
+			js := jobs
+			if c.jobs != nil {
+				js = c.jobs
+			}
+			s, err := New(Config{Machine: Identical(2)}, js)
 			if err != nil {
 				t.Fatal(err)
 			}

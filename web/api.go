@@ -1,7 +1,6 @@
 package web
 
 import (
-	"fmt"
 	"net/http"
 
 	"msched/spool"
@@ -17,13 +16,9 @@ type APIJobs struct {
 }
 
 func (h *handler) apiJobs(w http.ResponseWriter, r *http.Request) {
-	states := spool.States
-	if q := r.URL.Query().Get("state"); q != "" {
-		if !spool.State(q).Valid() {
-			http.Error(w, fmt.Sprintf("unknown state %q", q), http.StatusBadRequest)
-			return
-		}
-		states = []spool.State{spool.State(q)}
+	states, _, ok := stateQuery(w, r)
+	if !ok {
+		return
 	}
 	out := APIJobs{Counts: map[spool.State]int{}, Jobs: []JobView{}}
 	for _, st := range states {
@@ -39,17 +34,9 @@ func (h *handler) apiJobs(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) apiJob(w http.ResponseWriter, r *http.Request) {
-	jid := r.PathValue("jid")
-	v, ok, err := h.lookup(jid)
-	if err != nil {
-		h.fail(w, r, err)
-		return
+	if v, ok := h.lookupOr404(w, r, "no job %q"); ok {
+		writeJSON(w, v)
 	}
-	if !ok {
-		http.Error(w, fmt.Sprintf("no job %q", jid), http.StatusNotFound)
-		return
-	}
-	writeJSON(w, v)
 }
 
 func (h *handler) apiHosts(w http.ResponseWriter, r *http.Request) {

@@ -82,16 +82,25 @@ func (h *handler) session(r *http.Request) ([]byte, bool) {
 
 func (h *handler) csrfToken(sess []byte) string { return b64.EncodeToString(h.mac("csrf", sess)) }
 
-// authorise checks a POST that changes something: actions configured, a
-// valid session, the session's CSRF token in the form (constant-time
-// compare), and no cross-site origin. It answers the refusal itself.
-func (h *handler) authorise(w http.ResponseWriter, r *http.Request) bool {
+// postAllowed checks what every POST needs, login included: actions
+// configured and no cross-site origin. It answers the refusal itself.
+func (h *handler) postAllowed(w http.ResponseWriter, r *http.Request) bool {
 	if h.key == nil {
 		http.Error(w, "read-only: no access token is configured (web.token)", http.StatusForbidden)
 		return false
 	}
 	if !sameOrigin(r) {
 		http.Error(w, "refused: cross-site request", http.StatusForbidden)
+		return false
+	}
+	return true
+}
+
+// authorise checks a POST that changes something: postAllowed, a valid
+// session and the session's CSRF token in the form (constant-time
+// compare). It answers the refusal itself.
+func (h *handler) authorise(w http.ResponseWriter, r *http.Request) bool {
+	if !h.postAllowed(w, r) {
 		return false
 	}
 	sess, ok := h.session(r)
@@ -148,12 +157,7 @@ func (h *handler) loginPage(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	next := nextJID(r.PostFormValue("next"))
-	if h.key == nil {
-		http.Error(w, "read-only: no access token is configured (web.token)", http.StatusForbidden)
-		return
-	}
-	if !sameOrigin(r) {
-		http.Error(w, "refused: cross-site request", http.StatusForbidden)
+	if !h.postAllowed(w, r) {
 		return
 	}
 	// Compare digests, so neither the time nor an early exit tells the

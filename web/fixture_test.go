@@ -242,6 +242,6 @@ func handlerFor(b built, now time.Time, token string) *handler {
 
 func TestFormatsMatchDaemons(t *testing.T) {
 	if accountingFile != daemons.AccountingJSONL || schedStatsFile != daemons.SchedStatsFile {
-		t.Fatalf("db/ file names differ from the daemons': %s %s %s", spool.ScheduleFile, daemons.AccountingJSONL, daemons.SchedStatsFile)
+		t.Fatalf("db/ file names differ from the daemons': web %s %s, daemons %s %s", accountingFile, schedStatsFile, daemons.AccountingJSONL, daemons.SchedStatsFile)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"msched/notify"
 	"msched/spool"
 )
 
@@ -75,16 +76,28 @@ type JobList struct {
 	Only   spool.State
 }
 
+// stateQuery reads the ?state= of /jobs and /api/jobs: every state when
+// there is none (only ""), else that one. An unknown state is answered 400
+// here, and ok is false.
+func stateQuery(w http.ResponseWriter, r *http.Request) (states []spool.State, only spool.State, ok bool) {
+	q := r.URL.Query().Get("state")
+	if q == "" {
+		return spool.States, "", true
+	}
+	if !spool.State(q).Valid() {
+		http.Error(w, fmt.Sprintf("unknown state %q", q), http.StatusBadRequest)
+		return nil, "", false
+	}
+	return []spool.State{spool.State(q)}, spool.State(q), true
+}
+
 func (h *handler) jobList(w http.ResponseWriter, r *http.Request) {
 	var l JobList
-	states := spool.States
-	if q := r.URL.Query().Get("state"); q != "" {
-		if !spool.State(q).Valid() {
-			http.Error(w, fmt.Sprintf("unknown state %q", q), http.StatusBadRequest)
-			return
-		}
-		l.Only, states = spool.State(q), []spool.State{spool.State(q)}
+	states, only, ok := stateQuery(w, r)
+	if !ok {
+		return
 	}
+	l.Only = only
 	for _, st := range states {
 		sj, err := readState(h.cfg.Spool, st, -1)
 		if err != nil {
@@ -111,25 +124,15 @@ type JobPage struct {
 }
 
 func (h *handler) jobPage(w http.ResponseWriter, r *http.Request) {
-	jid := r.PathValue("jid")
-	v, ok, err := h.lookup(jid)
-	if err != nil {
-		h.fail(w, r, err)
-		return
-	}
+	v, ok := h.lookupOr404(w, r, "no job %q in the spool or the accounting log")
 	if !ok {
-		http.Error(w, fmt.Sprintf("no job %q in the spool or the accounting log", jid), http.StatusNotFound)
 		return
 	}
-	p := JobPage{Job: v, Message: r.URL.Query().Get("msg")}
-	if msg, ok := messages[p.Message]; ok {
-		p.Message = msg
-	} else {
-		p.Message = ""
-	}
-	for _, s := range []string{"stdout", "stderr"} {
-		if fi, err := os.Lstat(outputFile(h.cfg.Spool, v.JID, s)); err == nil && fi.Mode().IsRegular() {
-			p.Outputs = append(p.Outputs, s)
+	p := JobPage{Job: v, Message: messages[r.URL.Query().Get("msg")]}
+	stdout, stderr := notify.CapturedPaths(h.cfg.Spool.Path(spool.DirOutput), v.JID)
+	for _, f := range []string{stdout, stderr} {
+		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
+			p.Outputs = append(p.Outputs, filepath.Base(f)) // "stdout", "stderr"
 		}
 	}
 	if _, err := os.Stat(filepath.Join(h.cfg.Spool.Path(spool.DirReports), v.JID+".txt")); err == nil {

@@ -11,7 +11,6 @@ import (
 	"html/template"
 	"log/slog"
 	"net/http"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -279,6 +278,22 @@ func (h *handler) statsDir() string {
 	return h.cfg.Spool.Path(spool.DirDB)
 }
 
+// lookupOr404 is lookup of the request's {jid}. When there is no such job
+// it answers 404 with notFound (a format taking the JID, %q), on an error
+// 500, and ok is false.
+func (h *handler) lookupOr404(w http.ResponseWriter, r *http.Request, notFound string) (JobView, bool) {
+	jid := r.PathValue("jid")
+	v, ok, err := h.lookup(jid)
+	if err != nil {
+		h.fail(w, r, err)
+		return JobView{}, false
+	}
+	if !ok {
+		http.Error(w, fmt.Sprintf(notFound, jid), http.StatusNotFound)
+	}
+	return v, ok
+}
+
 // lookup finds a job in the spool, else in the accounting log (reaped).
 func (h *handler) lookup(jid string) (JobView, bool, error) {
 	if !spool.ValidJID(jid) {
@@ -365,9 +380,4 @@ func idle(s float64) string {
 		return "no user"
 	}
 	return dur(s)
-}
-
-// outputFile is where a job's captured stream lives: spool/output/<jid>/<stream>.
-func outputFile(sp *spool.Spool, jid, stream string) string {
-	return filepath.Join(sp.Path(spool.DirOutput), jid, stream)
 }
