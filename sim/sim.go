@@ -403,7 +403,7 @@ func (s *Sim) decide(ctx context.Context) error {
 	// the checks below refuse it a second time, and the queue drops it.
 	for _, r := range plan.Reject {
 		k, ok := s.ids[r.Job]
-		if !ok || s.res.Status[k] != Pending {
+		if !ok || s.res.Status[k] != Pending || !math.IsNaN(s.res.Start[k]) {
 			return fmt.Errorf("sim: %s rejected %q, which is not waiting", s.pol.Name(), r.Job)
 		}
 		s.res.Status[k] = Rejected

@@ -194,6 +194,29 @@ func TestSim_RejectsBadPlacements(t *testing.T) {
 	}
 }
 
+// rejectRunning starts the first job, then rejects it while it runs.
+type rejectRunning struct{}
+
+func (rejectRunning) Name() string { return "reject-running" }
+func (rejectRunning) Plan(_ context.Context, s policy.Snapshot) (policy.Plan, error) {
+	if len(s.Running) > 0 {
+		return policy.Plan{Reject: []policy.Rejection{{Job: s.Running[0].ID, Reason: "too late"}}}, nil
+	}
+	if len(s.Queue) == 0 {
+		return policy.Plan{}, nil
+	}
+	return policy.Plan{StartNow: []policy.Placement{{Job: s.Queue[0].ID, Hosts: []string{"p0"}, Start: s.Now}}}, nil
+}
+
+// A policy may reject only a waiting job: rejecting a running one is the
+// policy's error, not a job that ends twice.
+func TestSim_RejectingARunningJobIsAnError(t *testing.T) {
+	s, _ := New(Config{Machine: Identical(2)}, []Job{rigid("A", 0, 1, 10, 10), rigid("B", 1, 1, 10, 10)})
+	if _, err := s.Run(context.Background(), rejectRunning{}); err == nil || !strings.Contains(err.Error(), `rejected "A", which is not waiting`) {
+		t.Fatalf("err = %v, want the rejection of running A refused", err)
+	}
+}
+
 // idle never starts anything.
 type idle struct{}
 
