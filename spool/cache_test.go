@@ -3,10 +3,12 @@ package spool
 import (
 	"errors"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -154,6 +156,8 @@ func TestClone_IsDeep(t *testing.T) {
 
 func TestLockDaemon_OneOfEachKind(t *testing.T) {
 	s := newSpool(t)
+	defer func(w time.Duration) { lockWait = w }(lockWait)
+	lockWait = 100 * time.Millisecond
 	release, err := s.LockDaemon("run")
 	if err != nil {
 		t.Fatal(err)
@@ -178,6 +182,39 @@ func TestLockDaemon_OneOfEachKind(t *testing.T) {
 	}
 	if _, err := s.LockDaemon("../x"); err == nil {
 		t.Error("bad name accepted")
+	}
+}
+
+// A daemon restarted in a process that keeps forking (the run daemon
+// starting jobs beside it) gets the lock its predecessor released, although
+// each fork's child holds a copy of the lock's descriptor until it execs.
+func TestLockDaemon_RestartBesideForks(t *testing.T) {
+	s := newSpool(t)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				exec.Command("/bin/true").Run()
+			}
+		}()
+	}
+	defer func() { close(stop); wg.Wait() }()
+	for i := range 300 {
+		release, err := s.LockDaemon("init")
+		if err != nil {
+			t.Fatalf("restart %d: %v", i, err)
+		}
+		if err := release(); err != nil {
+			t.Fatal(err)
+		}
 	}
 }
 

@@ -8,11 +8,19 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 )
 
 // ErrDaemonRunning is returned (wrapped) by LockDaemon when another daemon of
 // the same kind holds the spool.
 var ErrDaemonRunning = errors.New("already running on this spool")
+
+// lockWait is how long LockDaemon waits for a held lock before it reports
+// ErrDaemonRunning.
+var lockWait = 2 * time.Second
+
+// lockPoll is the pause between LockDaemon's attempts.
+const lockPoll = 10 * time.Millisecond
 
 // LockDaemon makes sure only one daemon of each kind works on the spool: two
 // run daemons would both start a job and fight over its file (the ownership
@@ -20,6 +28,14 @@ var ErrDaemonRunning = errors.New("already running on this spool")
 // until release is called or the process dies (even by kill -9: the kernel
 // drops the lock), and records the holder's pid in the file for the error a
 // second daemon gets.
+//
+// A lock still held after lockWait (2 s) is another daemon's. LockDaemon
+// waits that long rather than failing at once, because a lock that was just
+// released can still look held for a moment: a process that forks (the run
+// daemon starting a job, in a process that hosts several daemons) gives the
+// child a copy of every descriptor, the lock's too, until the child execs
+// and its close-on-exec copy goes. A daemon restarted in such a process
+// would otherwise fail to start for no reason.
 func (s *Spool) LockDaemon(name string) (release func() error, err error) {
 	if !plainName(name) {
 		return nil, fmt.Errorf("spool: lock: bad daemon name %q", name)
@@ -29,11 +45,17 @@ func (s *Spool) LockDaemon(name string) (release func() error, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("spool: lock %s: %w", name, err)
 	}
+	deadline := time.Now().Add(lockWait)
 	for {
 		err = syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		if err != syscall.EINTR {
-			break
+		if err == syscall.EINTR {
+			continue
 		}
+		if errors.Is(err, syscall.EWOULDBLOCK) && time.Now().Before(deadline) {
+			time.Sleep(lockPoll)
+			continue
+		}
+		break
 	}
 	if err != nil {
 		defer f.Close()

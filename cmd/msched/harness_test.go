@@ -147,6 +147,11 @@ func startInProcess(t *testing.T, cfg config, hosts []hoststat.Host, log *slog.L
 		if cerr := sys.close(); p.err == nil {
 			p.err = cerr
 		}
+		if ctx.Err() == nil {
+			// Not stopped: say so now rather than leave the test to
+			// time out waiting for work nobody does.
+			t.Errorf("daemons %v returned before they were stopped: %v", names, p.err)
+		}
 	}()
 	return p
 }
