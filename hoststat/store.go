@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"sort"
 	"sync"
-	"syscall"
+	"time"
+
+	"msched/spool"
 )
 
 // DefaultKeep is how many samples per host a Store keeps: a day at the
@@ -50,6 +52,9 @@ type storeLine struct {
 	Stats
 }
 
+// storeLockWait is how long OpenStore waits for the store's lock.
+var storeLockWait = 2 * time.Second
+
 // OpenStore opens (creating if needed) the store in dir, keeping keep
 // samples per host (DefaultKeep if keep ≤ 0). It fails if another process
 // has the store open for writing.
@@ -64,7 +69,9 @@ func OpenStore(dir string, keep int) (*Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("hoststat: %w", err)
 	}
-	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	// Waiting a moment, as daemons do for their locks: a store just closed
+	// in a process that forks jobs can look held until the children exec.
+	if err := spool.TryLock(lock, storeLockWait); err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("hoststat: store %s is open in another process: %w", dir, err)
 	}

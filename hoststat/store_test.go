@@ -28,6 +28,8 @@ func countLines(t *testing.T, path string) int {
 }
 
 func TestStore_RoundTripAndRestart(t *testing.T) {
+	defer func(w time.Duration) { storeLockWait = w }(storeLockWait)
+	storeLockWait = 100 * time.Millisecond
 	dir := t.TempDir()
 	s, err := OpenStore(dir, 5)
 	if err != nil {
