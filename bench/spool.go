@@ -28,7 +28,8 @@ type SpoolConfig struct {
 	Slots int
 	// Idle is the number of jobs of the second phase, submitted one at a
 	// time on an otherwise idle system, each after the previous one's report,
-	// for the submit-to-start latency. Default 30.
+	// for the submit-to-start latency. 0 means the default, 30; a negative
+	// value skips the phase.
 	Idle int
 	// Timeout bounds the whole benchmark. Default 10 minutes.
 	Timeout time.Duration
@@ -44,10 +45,10 @@ type SpoolConfig struct {
 // SpoolResult is what `msched bench spool --json` prints.
 type SpoolResult struct {
 	Jobs          int     `json:"jobs"`
-	Seconds       float64 `json:"seconds"`         // first submit to last report, all Jobs at once
-	JobsPerSecond float64 `json:"jobs_per_second"` // Jobs / Seconds
-	LatencyP50Ms  float64 `json:"latency_p50_ms"`  // submit to start, idle system (phase 2)
-	LatencyP95Ms  float64 `json:"latency_p95_ms"`
+	Seconds       float64 `json:"seconds"`                  // first submit to last report, all Jobs at once
+	JobsPerSecond float64 `json:"jobs_per_second"`          // Jobs / Seconds
+	LatencyP50Ms  float64 `json:"latency_p50_ms,omitempty"` // submit to start, idle system (phase 2); absent if it was skipped
+	LatencyP95Ms  float64 `json:"latency_p95_ms,omitempty"`
 
 	// Not in the JSON line: the details behind it, for the table.
 	Slots         int           `json:"-"`
@@ -358,10 +359,15 @@ func timing(name string, xs []float64) StageTiming {
 func SpoolTable(w io.Writer, r SpoolResult) error {
 	_, err := fmt.Fprintf(w, `msched bench spool: %d jobs of "true" on %d local host slots
   burst:  first submit to last report %.2f s = %.0f jobs/s; submit-to-start p50 %.0f ms, p95 %.0f ms (queueing included)
-  idle:   %d jobs one at a time: submit-to-start p50 %.1f ms, p95 %.1f ms; submit-to-report p50 %.1f ms
-`, r.Jobs, r.Slots, r.Seconds, r.JobsPerSecond, r.BurstP50Ms, r.BurstP95Ms, r.IdleJobs, r.LatencyP50Ms, r.LatencyP95Ms, r.IdleReportP50)
+`, r.Jobs, r.Slots, r.Seconds, r.JobsPerSecond, r.BurstP50Ms, r.BurstP95Ms)
 	if err != nil {
 		return err
+	}
+	if r.IdleJobs > 0 {
+		fmt.Fprintf(w, "  idle:   %d jobs one at a time: submit-to-start p50 %.1f ms, p95 %.1f ms; submit-to-report p50 %.1f ms\n",
+			r.IdleJobs, r.LatencyP50Ms, r.LatencyP95Ms, r.IdleReportP50)
+	} else {
+		fmt.Fprintln(w, "  idle:   skipped (--idle 0)")
 	}
 	if r.Shepherd != "" {
 		fmt.Fprintf(w, "  shepherd: %s\n", r.Shepherd)

@@ -59,7 +59,8 @@ ga.time_budget, …), so the figures are those of the live system as configured.
 Every job is started through a shepherd: msched-shepherd when it is installed
 next to this binary (go install ./cmd/...), else this binary re-executed, which
 costs more CPU per job; the table says which.
---json prints {"jobs":N,"seconds":x,"jobs_per_second":x,"latency_p50_ms":x,"latency_p95_ms":x}.`,
+--json prints {"jobs":N,"seconds":x,"jobs_per_second":x,"latency_p50_ms":x,"latency_p95_ms":x},
+without the latencies when --idle 0 skips phase 2.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tuneGC() // the daemons run in this process
@@ -89,6 +90,9 @@ costs more CPU per job; the table says which.
 				// The JSON line does not say it; the figures depend on it.
 				fmt.Fprintf(cmd.ErrOrStderr(), "msched bench spool: note: every job starts through %s\n", how)
 			}
+			if cfg.Idle == 0 {
+				cfg.Idle = -1 // asked for none (bench.SpoolConfig reads 0 as its default)
+			}
 			r, err := bench.Spool(cmd.Context(), cfg)
 			if err != nil {
 				return err
@@ -103,7 +107,7 @@ costs more CPU per job; the table says which.
 	f := cmd.Flags()
 	f.IntVar(&cfg.Jobs, "jobs", 2000, "job files dropped at once")
 	f.IntVar(&cfg.Slots, "slots", 16, "local hosts (CPU slots; true needs almost no CPU)")
-	f.IntVar(&cfg.Idle, "idle", 30, "jobs submitted one at a time for the idle latency")
+	f.IntVar(&cfg.Idle, "idle", 30, "jobs submitted one at a time for the idle latency (0 skips that phase)")
 	f.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "give up after this long")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd
