@@ -2,10 +2,8 @@ package main
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -13,7 +11,6 @@ import (
 	"github.com/spf13/viper"
 
 	"msched/daemons"
-	"msched/hoststat"
 	"msched/learn"
 	"msched/spool"
 )
@@ -26,7 +23,7 @@ func newModelAccuracyCmd(v *viper.Viper) *cobra.Command {
 		Short: "Per-model error statistics of finished jobs (from the accounting log)",
 		Long: `Reads the accounting log (<spool>/db/accounting.jsonl, or --log) and prints,
 per performance model and architecture of the job's hosts (from the hosts
-file), over the jobs that completed (exit status 0) with a prediction: the
+file, or without one this machine's CPUs, as the daemons use), over the jobs that completed (exit status 0) with a prediction: the
 count, the mean error (predicted − actual, seconds: positive when the model
 over-predicts), the mean absolute error and the mean absolute percentage
 error. Jobs without a model (predicted by the profiler or their walltime)
@@ -44,15 +41,15 @@ are listed as ` + learn.NoModel + `.`,
 			if err != nil {
 				return err
 			}
-			arch := map[string]string{}
-			hs, err := hoststat.LoadHosts(cfg.HostsFile)
-			switch {
-			case err == nil:
-				for _, h := range hs {
-					arch[h.Name] = h.Arch
-				}
-			case cfg.HostsGiven || !errors.Is(err, fs.ErrNotExist):
+			// The hosts the daemons ran on: the hosts file, or without
+			// one this machine's CPUs, as in loadHosts for the daemons.
+			hs, err := loadHosts(cfg)
+			if err != nil {
 				return err
+			}
+			arch := map[string]string{}
+			for _, h := range hs {
+				arch[h.Name] = h.Arch
 			}
 			stats := learn.Accuracy(recs, func(h string) string { return arch[h] })
 			if asJSON {

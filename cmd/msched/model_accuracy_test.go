@@ -3,11 +3,13 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"msched/hoststat"
 	"msched/learn"
 )
 
@@ -53,5 +55,34 @@ func TestModelAccuracy_JSONAndTable(t *testing.T) {
 	table := run()
 	if !strings.Contains(table, "warwick") || !strings.Contains(table, "+15.0") || !strings.Contains(table, "25.0") {
 		t.Errorf("table:\n%s", table)
+	}
+}
+
+// Without a hosts file the daemons run jobs on this machine's CPUs, and
+// accuracy names those CPUs' architecture, as the daemons' predictions did.
+func TestModelAccuracy_LocalHostsWithoutHostsFile(t *testing.T) {
+	local, err := hoststat.LocalHosts()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	log := filepath.Join(dir, "accounting.jsonl")
+	line := fmt.Sprintf(`{"jid":"J1","model":"warwick","hosts":[%q],"predicted_seconds":100,"actual_seconds":80,"state":"exited","swf_status":1}`+"\n", local[0].Name)
+	if err := os.WriteFile(log, []byte(line), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	root := newRoot()
+	var out bytes.Buffer
+	root.SetOut(&out)
+	root.SetArgs([]string{"--spool", filepath.Join(dir, "spool"), "model", "accuracy", "--log", log, "--json"})
+	if err := root.Execute(); err != nil {
+		t.Fatal(err)
+	}
+	var s learn.Stat
+	if err := json.Unmarshal(out.Bytes(), &s); err != nil {
+		t.Fatalf("%v in %q", err, out.String())
+	}
+	if s.Model != "warwick" || s.Arch != local[0].Arch || s.Count != 1 {
+		t.Errorf("got %+v, want warwick on %q", s, local[0].Arch)
 	}
 }
