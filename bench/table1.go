@@ -234,7 +234,7 @@ func (r *Table1Result) Table(w io.Writer) error {
 	fmt.Fprintf(w, "  fifo: arrival order, each task on its submitter's request, uniform on 1..%d (no knowledge of t(i));\n", c.Nodes)
 	fmt.Fprintf(w, "  fifo-peak: arrival order, each task on i*; the GAs choose every task's nodes from t(i)\n")
 	fmt.Fprintf(w, "  closed queue: %d tasks always waiting; horizon %g·S simulated seconds; seed %d\n", c.Backlog, c.HorizonTasks, c.Seed)
-	fmt.Fprintf(w, "  GA: population 60, window %d, %d generations per decision (after each submission and termination)\n\n", c.Backlog, c.Generations)
+	fmt.Fprintf(w, "  GA: population 60, window %d, %d generations per decision (after each submission and termination, and again after one that started a task)\n\n", c.Backlog, c.Generations)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"policy"}
 	for _, s := range r.Sizes {

@@ -11,9 +11,14 @@
 // submissions, then terminations, then starts. The policy is asked for a
 // Plan after each submission and after each termination; the jobs its Plan
 // starts now start at that instant, on hosts that must be free (the
-// simulator checks every placement and fails the run on a bad one). A
-// decision is skipped, as it could start nothing, when the queue is empty
-// or no host is free.
+// simulator checks every placement and fails the run on a bad one). A plan
+// that starts or rejects a job is followed at once by another, at the same
+// instant, as the live sched daemon plans again on the wake-up its own
+// moves cause: a policy that sees only a window of the queue (the GA's)
+// sees the jobs that entered it. A policy that plans over the whole queue
+// starts nothing more then, so pyss's results are unchanged. A decision is
+// skipped, as it could start nothing, when the queue is empty or no host is
+// free.
 //
 // A running job ends at its actual run time. The policy sees it end at its
 // estimate; a job that runs past its estimate keeps running, and the

@@ -381,10 +381,27 @@ func (s *Sim) submit(k int32) {
 	s.qjob = append(s.qjob, k)
 }
 
-// decide asks the policy for a plan and applies it.
+// decide asks the policy for a plan and applies it, and asks again at the
+// same instant while a plan starts or rejects a job: the live sched daemon
+// plans again on the wake-up its own moves cause, and a policy that sees
+// only a window of the queue (the GA's) sees new jobs in it then. A policy
+// that plans over the whole queue starts nothing more the second time.
+// Each repeat follows a plan that took a job off the queue, so the repeats
+// end.
 func (s *Sim) decide(ctx context.Context) error {
+	for {
+		changed, err := s.decideOnce(ctx)
+		if err != nil || !changed {
+			return err
+		}
+	}
+}
+
+// decideOnce asks the policy for one plan and applies it. It reports
+// whether the plan started or rejected a job.
+func (s *Sim) decideOnce(ctx context.Context) (bool, error) {
 	if len(s.queue) == 0 || s.free == 0 {
-		return nil
+		return false, nil
 	}
 	s.refreshOverruns()
 	now := At(s.now)
@@ -394,17 +411,17 @@ func (s *Sim) decide(ctx context.Context) error {
 	s.res.DecisionTime += time.Since(t0)
 	s.res.Decisions++
 	if err != nil {
-		return fmt.Errorf("sim: %s at t=%g: %w", s.pol.Name(), s.now, err)
+		return false, fmt.Errorf("sim: %s at t=%g: %w", s.pol.Name(), s.now, err)
 	}
 	if len(plan.StartNow) == 0 && len(plan.Reject) == 0 {
-		return nil
+		return false, nil
 	}
 	// A job rejected or started here leaves s.ids or gets a start time, so
 	// the checks below refuse it a second time, and the queue drops it.
 	for _, r := range plan.Reject {
 		k, ok := s.ids[r.Job]
 		if !ok || s.res.Status[k] != Pending || !math.IsNaN(s.res.Start[k]) {
-			return fmt.Errorf("sim: %s rejected %q, which is not waiting", s.pol.Name(), r.Job)
+			return false, fmt.Errorf("sim: %s rejected %q, which is not waiting", s.pol.Name(), r.Job)
 		}
 		s.res.Status[k] = Rejected
 		s.res.Reasons[r.Job] = r.Reason
@@ -413,10 +430,10 @@ func (s *Sim) decide(ctx context.Context) error {
 	for _, p := range plan.StartNow {
 		k, ok := s.ids[p.Job]
 		if !ok || s.res.Status[k] != Pending || !math.IsNaN(s.res.Start[k]) {
-			return fmt.Errorf("sim: %s started %q, which is not waiting", s.pol.Name(), p.Job)
+			return false, fmt.Errorf("sim: %s started %q, which is not waiting", s.pol.Name(), p.Job)
 		}
 		if err := s.start(k, p.Hosts); err != nil {
-			return fmt.Errorf("sim: %s at t=%g: %w", s.pol.Name(), s.now, err)
+			return false, fmt.Errorf("sim: %s at t=%g: %w", s.pol.Name(), s.now, err)
 		}
 	}
 	// Drop started and rejected jobs from the queue, keeping arrival order.
@@ -430,7 +447,7 @@ func (s *Sim) decide(ctx context.Context) error {
 	}
 	clear(s.queue[w:])
 	s.queue, s.qjob = s.queue[:w], s.qjob[:w]
-	return nil
+	return true, nil
 }
 
 // start runs job k on the named hosts now.

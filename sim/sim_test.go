@@ -102,6 +102,41 @@ func TestSim_FCFSHandComputed(t *testing.T) {
 	}
 }
 
+// headOnly is strict FCFS that sees only the first waiting job, as a
+// window of one: each of its plans starts at most one job.
+type headOnly struct{ strictFCFS }
+
+func (p *headOnly) Plan(ctx context.Context, s policy.Snapshot) (policy.Plan, error) {
+	s.Queue = s.Queue[:min(len(s.Queue), 1)]
+	return p.strictFCFS.Plan(ctx, s)
+}
+
+// After a plan that starts a job the policy is asked again at the same
+// instant, as the live sched plans again on the wake-up its own moves
+// cause: a policy that sees a window of the queue then sees the jobs that
+// entered it. When A ends at 10, B, C and D all start, one plan each.
+func TestSim_AsksAgainAfterAStart(t *testing.T) {
+	jobs := []Job{rigid("A", 0, 4, 10, 10), rigid("B", 1, 1, 5, 5), rigid("C", 2, 1, 5, 5), rigid("D", 3, 2, 5, 5)}
+	p := &headOnly{}
+	r := run(t, Config{Machine: Identical(4)}, jobs, p)
+	want := map[string]float64{"A": 0, "B": 10, "C": 10, "D": 10}
+	for id, st := range starts(r) {
+		if st != want[id] {
+			t.Errorf("%s starts at %g, want %g", id, st, want[id])
+		}
+	}
+	var at10 [][]string
+	for _, c := range p.calls {
+		if c.now == 10 {
+			at10 = append(at10, c.queue)
+		}
+	}
+	// After A's termination: B, C, D in turn, then nothing waits.
+	if fmt.Sprint(at10) != "[[B] [C] [D]]" {
+		t.Errorf("plans at 10 saw %v, want [[B] [C] [D]]", at10)
+	}
+}
+
 // At one instant the policy sees submissions before terminations: B is
 // submitted at 10, when A ends; the decision after B's submission still
 // shows A running (its end shown just after now), the one after A's
