@@ -46,7 +46,7 @@ models through a cached evaluator.`,
 
 	root.AddCommand(newUpCmd(v), newDaemonCmd(v), newSubmitCmd(v), newStatusCmd(v),
 		newCancelCmd(v), newHostsCmd(v), newShepherdCmd(), newBenchCmd(v))
-	root.AddCommand(newSimulateCmd())
+	root.AddCommand(newSimulateCmd(v))
 	root.AddCommand(newWorkloadCmd())
 	root.AddCommand(newWebCmd(v), newCGICmd(v))
 	root.AddCommand(newModelCmd(v))

@@ -10,6 +10,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
 
 	"msched/hoststat"
 	"msched/models"
@@ -19,7 +20,7 @@ import (
 	"msched/workload"
 )
 
-func newSimulateCmd() *cobra.Command {
+func newSimulateCmd(v *viper.Viper) *cobra.Command {
 	var (
 		file, hostsFile, estimate, svg string
 		policies                       []string
@@ -35,7 +36,9 @@ func newSimulateCmd() *cobra.Command {
 and the same policy code the sched daemon runs, on --procs identical
 processors (default: the trace's MaxProcs) or the hosts of --hosts. Events at
 one instant: submissions, then terminations, then starts; the policy decides
-after each submission and each termination.
+after each submission and each termination, and again at once after a
+decision that started or rejected a job (as the live sched daemon replans on
+its own moves; a GA's window then holds new jobs).
 
 --estimate request tells policies the user's requested time (SWF field 9),
 exact the actual run time, profiler the historical profiler's upper 95 %
@@ -44,11 +47,21 @@ asked at submission; the profiler starts empty and learns each job's run
 time as it ends. --pyss follows pyss's job and counting
 conventions (see sim.FromSWF and sim.Compute), so the figures compare with
 pyss's output. Seeds are logged; --generations is the GA's per-decision
-budget.`,
+budget.
+
+The GA policies take their population (ga.population), pool (ga.window) and
+overtaking bound (ga.max_jumps) from the configuration, as the sched daemon
+does, so a simulation describes the configured live system; only the time
+budget is replaced by --generations, which makes a run reproducible. For
+example MSCHED_GA_WINDOW=40 msched simulate … tries a larger pool.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
 				return fmt.Errorf("simulate: --workload is required")
+			}
+			cfg, err := readConfig(v)
+			if err != nil {
+				return err
 			}
 			est, err := sim.ParseEstimate(estimate)
 			if err != nil {
@@ -82,8 +95,12 @@ budget.`,
 			if err != nil {
 				return err
 			}
+			if gens <= 0 {
+				gens = policy.DefaultGens
+			}
 			slog.Info("simulate", "workload", file, "jobs", len(tr.Jobs), "skipped", tr.Skipped,
-				"clamped", tr.Clamped, "tiny", tr.Tiny, "hosts", len(machine.Hosts), "estimate", est, "pyss", pyss, "seed", seed)
+				"clamped", tr.Clamped, "tiny", tr.Tiny, "hosts", len(machine.Hosts), "estimate", est, "pyss", pyss, "seed", seed,
+				"generations", gens, "population", cfg.Population, "window", cfg.Window, "max_jumps", cfg.MaxJumps)
 			var results []*sim.Result
 			var ms []sim.Metrics
 			for _, name := range policies {
@@ -101,7 +118,8 @@ budget.`,
 				if err != nil {
 					return err
 				}
-				p, err := policy.New(name, policy.Options{Predictor: s.Predictor(), Seed: seed, Generations: gens})
+				p, err := policy.New(name, policy.Options{Predictor: s.Predictor(), Seed: seed, Generations: gens,
+					Population: cfg.Population, Window: cfg.Window, MaxJumps: cfg.MaxJumps})
 				if err != nil {
 					return err
 				}
