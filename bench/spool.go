@@ -28,8 +28,8 @@ type SpoolConfig struct {
 	Slots int
 	// Idle is the number of jobs of the second phase, submitted one at a
 	// time on an otherwise idle system, each after the previous one's report,
-	// for the submit-to-start latency. 0 means the default, 30; a negative
-	// value skips the phase.
+	// for the submit-to-start latency (the command's default is 30). 0
+	// skips the phase.
 	Idle int
 	// Timeout bounds the whole benchmark. Default 10 minutes.
 	Timeout time.Duration
@@ -80,11 +80,7 @@ func Spool(ctx context.Context, cfg SpoolConfig) (SpoolResult, error) {
 	if cfg.Slots <= 0 {
 		cfg.Slots = 16
 	}
-	if cfg.Idle < 0 {
-		cfg.Idle = 0
-	} else if cfg.Idle == 0 {
-		cfg.Idle = 30
-	}
+	cfg.Idle = max(cfg.Idle, 0)
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = 10 * time.Minute
 	}

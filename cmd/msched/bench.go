@@ -90,9 +90,6 @@ without the latencies when --idle 0 skips phase 2.`,
 				// The JSON line does not say it; the figures depend on it.
 				fmt.Fprintf(cmd.ErrOrStderr(), "msched bench spool: note: every job starts through %s\n", how)
 			}
-			if cfg.Idle == 0 {
-				cfg.Idle = -1 // asked for none (bench.SpoolConfig reads 0 as its default)
-			}
 			r, err := bench.Spool(cmd.Context(), cfg)
 			if err != nil {
 				return err

@@ -23,10 +23,10 @@ func newModelAccuracyCmd(v *viper.Viper) *cobra.Command {
 		Short: "Per-model error statistics of finished jobs (from the accounting log)",
 		Long: `Reads the accounting log (<spool>/db/accounting.jsonl, or --log) and prints,
 per performance model and architecture of the job's hosts (from the hosts
-file, or without one this machine's CPUs, as the daemons use), over the jobs that completed (exit status 0) with a prediction: the
-count, the mean error (predicted − actual, seconds: positive when the model
-over-predicts), the mean absolute error and the mean absolute percentage
-error. Jobs without a model (predicted by the profiler or their walltime)
+file, or without one this machine's CPUs, as the daemons use), over the
+jobs that completed (exit status 0) with a prediction: the count, the mean
+error (predicted − actual, seconds: positive when the model over-predicts),
+the mean absolute error and the mean absolute percentage error. Jobs without a model (predicted by the profiler or their walltime)
 are listed as ` + learn.NoModel + `.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
