@@ -81,8 +81,8 @@ func findShepherd(self string) (exe string, args []string, how string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	out, err := exec.CommandContext(ctx, sib, protocolFlag).Output()
-	if got := strings.TrimSpace(string(out)); err != nil || got != Protocol() {
-		why := fmt.Sprintf("protocol %q, want %q", got, Protocol())
+	if got, want := strings.TrimSpace(string(out)), Protocol(); err != nil || got != want {
+		why := fmt.Sprintf("protocol %q, want %q", got, want)
 		if err != nil {
 			why = err.Error()
 		}

@@ -101,17 +101,16 @@ func (l Local) Start(ctx context.Context, spec Spec) (Handle, error) {
 	if err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
 	}
-	spec.ReadyFD = 4 // ExtraFiles[1]
+	defer readyW.Close() // the shepherd keeps its own copy
+	spec.ReadyFD = 4     // ExtraFiles[1]
 	data, err := json.Marshal(spec)
 	if err != nil {
 		readyR.Close()
-		readyW.Close()
 		return nil, fmt.Errorf("launch: %w", err)
 	}
 	stdin, err := specReader(data)
 	if err != nil {
 		readyR.Close()
-		readyW.Close()
 		return nil, err
 	}
 	cmd := &exec.Cmd{
@@ -125,7 +124,6 @@ func (l Local) Start(ctx context.Context, spec Spec) (Handle, error) {
 	if f, ok := stdin.(*os.File); ok {
 		f.Close()
 	}
-	readyW.Close() // the shepherd has its copy
 	if err != nil {
 		readyR.Close()
 		return nil, fmt.Errorf("launch: starting shepherd: %w", err)
