@@ -326,8 +326,11 @@ func (s *Spool) Recover(st State) ([]Recovered, error) {
 			out = append(out, Recovered{e.Name, "unreadable", err.Error()})
 			continue
 		}
-		here := len(j.History) > 0 && j.History[len(j.History)-1].State == st
-		if here {
+		if len(j.History) == 0 {
+			continue // no move recorded, none to complete: its owner judges it
+		}
+		to := j.History[len(j.History)-1].State
+		if to == st {
 			// Normally the job's one copy; after a crash on a file system
 			// that does not keep renames in order, maybe an old copy of a
 			// job that has moved on (M2 lost, M3 kept).
@@ -339,7 +342,6 @@ func (s *Spool) Recover(st State) ([]Recovered, error) {
 			}
 			continue
 		}
-		to := j.History[len(j.History)-1].State
 		if Legal(st, to) != nil {
 			out = append(out, Recovered{j.JID, "conflict", fmt.Sprintf("in %s, history ends in %s", st, to)})
 			continue

@@ -66,6 +66,13 @@ func TestRecover_CrashWindows(t *testing.T) {
 			midMove(t, s, j, Exited)
 			return j
 		}, Scheduling, "conflict"},
+		{"no history (written by hand): left alone", func(t *testing.T, s *Spool) *Job {
+			j := place(t, s, Scheduling)
+			if err := os.WriteFile(filepath.Join(s.Dir(Scheduling), j.JID), []byte("jid: "+j.JID+"\ncommand: [a]\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return j
+		}, Scheduling, ""},
 		{"unparseable file: reported, left alone", func(t *testing.T, s *Spool) *Job {
 			j := place(t, s, Scheduling)
 			if err := os.WriteFile(filepath.Join(s.Dir(Scheduling), j.JID), []byte("command: [\n"), 0o644); err != nil {
