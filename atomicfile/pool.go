@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -18,8 +19,16 @@ import (
 const PoolPrefix = "pool."
 
 // poolCap bounds the files a Pool keeps; beyond it, returned files are
-// deleted as before.
-const poolCap = 64
+// deleted as before. It covers a burst's writes over recycleAfter.
+const poolCap = 1024
+
+// recycleAfter is how long a file given back to a Pool rests before a write
+// overwrites it. It had a name that readers could open (the target a swap
+// replaced, a job file Adopt took): a reader that opened it then may still
+// be reading it, and must see that old version whole, not the next write
+// coming into it. Readers of spool files read them at once; a second is far
+// beyond that.
+var recycleAfter = time.Second
 
 // A Pool recycles the temporaries of atomic writes. Write fills a pool file,
 // fsyncs it and, when the target exists, swaps the two names in one atomic
@@ -31,17 +40,24 @@ const poolCap = 64
 // journal, ext4 scans past every inode freed in the last minutes before it
 // reuses one), and every freed file is a discard on a disk mounted with
 // -o discard. The swap is as atomic as a rename: a reader or a crash sees the
-// old target or the new. Where RENAME_EXCHANGE is not supported, Write falls
-// back to a plain rename.
+// old target or the new; and a file given back rests for recycleAfter before
+// it is written again, so a reader that opened the old target reads it whole.
+// Where RENAME_EXCHANGE is not supported, Write falls back to a plain rename.
 //
 // A Pool owns its directory: one process (one daemon) uses it at a time.
 // Its files hold nothing of value between writes.
 type Pool struct {
 	dir        string
 	mu         sync.Mutex
-	free       []string
+	free       []pooled // oldest first
 	next       int64
 	noExchange atomic.Bool
+}
+
+// pooled is a free pool file and when it was given back.
+type pooled struct {
+	path  string
+	since time.Time
 }
 
 var (
@@ -68,7 +84,8 @@ func PoolFor(dir string) *Pool {
 				p.next = i + 1
 			}
 			if len(p.free) < poolCap {
-				p.free = append(p.free, filepath.Join(dir, d.Name()))
+				// A previous process's pool file: nobody reads it.
+				p.free = append(p.free, pooled{path: filepath.Join(dir, d.Name())})
 			}
 		}
 	}
@@ -79,11 +96,14 @@ func PoolFor(dir string) *Pool {
 // take returns a pool file opened for writing, its old content still in it:
 // Write overwrites from the start and truncates to the new length, which for
 // files of a few hundred bytes reuses the data block instead of freeing it.
+// It is the oldest free file, if that has rested recycleAfter; else a new
+// one.
 func (p *Pool) take() (*os.File, error) {
 	p.mu.Lock()
 	var path string
-	if n := len(p.free); n > 0 {
-		path, p.free = p.free[n-1], p.free[:n-1]
+	if len(p.free) > 0 && time.Since(p.free[0].since) >= recycleAfter {
+		path = p.free[0].path
+		p.free = p.free[1:]
 	}
 	p.mu.Unlock()
 	if path != "" {
@@ -122,7 +142,7 @@ func (p *Pool) newName() string {
 func (p *Pool) give(path string) {
 	p.mu.Lock()
 	if len(p.free) < poolCap {
-		p.free = append(p.free, path)
+		p.free = append(p.free, pooled{path, time.Now()})
 		path = ""
 	}
 	p.mu.Unlock()

@@ -2,12 +2,21 @@ package atomicfile
 
 import (
 	"bytes"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 )
+
+// recycleAtOnce lets a test see recycling without waiting recycleAfter.
+func recycleAtOnce(t *testing.T) {
+	old := recycleAfter
+	recycleAfter = 0
+	t.Cleanup(func() { recycleAfter = old })
+}
 
 func ino(t *testing.T, path string) uint64 {
 	t.Helper()
@@ -22,6 +31,7 @@ func ino(t *testing.T, path string) uint64 {
 // write, the target and the pool trade the same two inodes back and forth,
 // and nothing is left in the pool's directory but its files.
 func TestPool_RecyclesInodes(t *testing.T) {
+	recycleAtOnce(t)
 	dir, stage := t.TempDir(), t.TempDir()
 	p := PoolFor(stage)
 	if PoolFor(stage) != p {
@@ -65,6 +75,7 @@ func TestPool_RecyclesInodes(t *testing.T) {
 // pool deletes; a new Pool for the directory adopts what an earlier process
 // left there.
 func TestPool_AdoptAndRestart(t *testing.T) {
+	recycleAtOnce(t)
 	dir, stage := t.TempDir(), t.TempDir()
 	p := PoolFor(stage)
 	claim := filepath.Join(dir, "claim")
@@ -114,6 +125,7 @@ func TestPool_AdoptAndRestart(t *testing.T) {
 
 // Without RENAME_EXCHANGE (another file system) Write renames, as Write does.
 func TestPool_WithoutExchange(t *testing.T) {
+	recycleAtOnce(t)
 	dir, stage := t.TempDir(), t.TempDir()
 	p := PoolFor(stage)
 	p.noExchange.Store(true)
@@ -133,6 +145,7 @@ func TestPool_WithoutExchange(t *testing.T) {
 // Place puts an empty recycled file where another process will create one,
 // and leaves an existing file alone.
 func TestPool_Place(t *testing.T) {
+	recycleAtOnce(t)
 	dir, stage := t.TempDir(), t.TempDir()
 	p := PoolFor(stage)
 	old := filepath.Join(dir, "old")
@@ -160,6 +173,7 @@ func TestPool_Place(t *testing.T) {
 // link handed to Adopt (a claim is whatever a submitter dropped) is removed,
 // and the file it points to is never written.
 func TestPool_AdoptsOnlyPlainFilesOfOurs(t *testing.T) {
+	recycleAtOnce(t)
 	dir, stage, keep := t.TempDir(), t.TempDir(), t.TempDir()
 	p := PoolFor(stage)
 	precious := filepath.Join(keep, "precious")
@@ -205,5 +219,78 @@ func TestPool_AdoptsOnlyPlainFilesOfOurs(t *testing.T) {
 	}
 	if fi, _ := os.Lstat(precious); fi.Sys().(*syscall.Stat_t).Nlink != 1 {
 		t.Errorf("the hard link was not removed")
+	}
+}
+
+// A reader racing with a Pool's writes sees one whole version or another,
+// never a mix: a target's old inode, which a reader may still be reading,
+// is not overwritten for the next write until recycleAfter has passed.
+func TestPool_ReaderNeverSeesPartialFile(t *testing.T) {
+	dir, stage := t.TempDir(), t.TempDir()
+	p := PoolFor(stage)
+	a := bytes.Repeat([]byte("a"), 64<<10)
+	b := bytes.Repeat([]byte("b"), 80<<10)
+	if err := p.Write(dir, "f", a, false); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for i := 0; ; i++ {
+			select {
+			case <-done:
+				return
+			default:
+			}
+			data := a
+			if i%2 == 1 {
+				data = b
+			}
+			if err := p.Write(dir, "f", data, false); err != nil {
+				t.Error(err)
+				return
+			}
+		}
+	}()
+	defer func() { close(done); wg.Wait() }()
+	for i := 0; i < 8000; i++ {
+		got, err := os.ReadFile(filepath.Join(dir, "f"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got, a) && !bytes.Equal(got, b) {
+			t.Fatalf("read %d: %d bytes that are neither version (first %q, last %q)", i, len(got), got[:1], got[len(got)-1:])
+		}
+	}
+}
+
+// A target's old inode rests in the pool: the next writes do not overwrite
+// it before recycleAfter, so a reader that opened the old target reads it
+// whole.
+func TestPool_OldTargetRests(t *testing.T) {
+	dir, stage := t.TempDir(), t.TempDir()
+	p := PoolFor(stage)
+	path := filepath.Join(dir, "f")
+	if err := p.Write(dir, "f", []byte("one"), false); err != nil {
+		t.Fatal(err)
+	}
+	r, err := os.Open(path) // a reader, before the swap
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	old := ino(t, path)
+	for _, v := range []string{"two", "three", "four"} {
+		if err := p.Write(dir, "f", []byte(v), false); err != nil {
+			t.Fatal(err)
+		}
+		if ino(t, path) == old {
+			t.Fatalf("writing %q reused the old target's inode within recycleAfter", v)
+		}
+	}
+	if b, err := io.ReadAll(r); err != nil || string(b) != "one" {
+		t.Errorf("the reader of the old target read %q (%v), want \"one\"", b, err)
 	}
 }

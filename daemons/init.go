@@ -71,10 +71,9 @@ func (d *Init) Run(ctx context.Context) error {
 			skipped[name] = true
 		}
 		// Judged in batches that share their fsyncs (spool.Batch). Not all
-		// at once: a batch's claims are recycled at its Commit, so with
-		// batches no larger than a pool (64 files) the next batch writes
-		// into the previous one's claims instead of new files, and the
-		// first jobs of a burst are queued sooner.
+		// at once: the first jobs of a burst are queued sooner. A batch's
+		// claims go to init's pool at its Commit, for the writes of a
+		// second later (atomicfile's recycleAfter).
 		var failed []error
 		for len(claims) > 0 {
 			n := min(len(claims), initBatch)
