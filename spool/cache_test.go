@@ -234,7 +234,10 @@ func TestStaging_PerDaemon(t *testing.T) {
 		t.Errorf("staging: sched %s, plain %s", sched.stage, s.stage)
 	}
 	if fi, err := os.Stat(sched.stage); err != nil || !fi.IsDir() {
-		t.Fatalf("Open did not make %s: %v", sched.stage, err)
+		t.Fatalf("As(Sched) did not make %s: %v", sched.stage, err)
+	}
+	if _, err := os.Stat(filepath.Join(s.tmp, "init")); !os.IsNotExist(err) {
+		t.Errorf("Open made init's staging directory (%v): readers need not write", err)
 	}
 	j := place(t, s, Queued)
 	if err := sched.Move(j, Queued, Scheduling, ""); err != nil {

@@ -3,6 +3,7 @@ package spool
 import (
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -397,7 +398,9 @@ func (s *Spool) CleanTmp(age time.Duration) (int, error) {
 	}
 	for _, d := range dirs {
 		es, err := os.ReadDir(filepath.Join(s.root, d))
-		if err != nil {
+		if errors.Is(err, fs.ErrNotExist) && filepath.Dir(d) == DirTmp {
+			continue // a daemon's staging directory, made at its start (As)
+		} else if err != nil {
 			return n, fmt.Errorf("spool: clean: %w", err)
 		}
 		for _, e := range es {

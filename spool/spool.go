@@ -39,8 +39,14 @@ func (s *Spool) As(d Daemon) *Spool {
 	v := *s
 	v.as = d
 	if slices.Contains(stagingDaemons, d) {
-		v.stage = filepath.Join(s.tmp, string(d))
-		v.pool = atomicfile.PoolFor(v.stage)
+		// Made here, by the daemon that writes there, rather than required
+		// by Open: spools made before these directories existed open as
+		// they are, and readers (web, status) need not be able to write.
+		// Without it the daemon stages in tmp/, as it did then.
+		stage := filepath.Join(s.tmp, string(d))
+		if err := os.MkdirAll(stage, DirPerm); err == nil {
+			v.stage, v.pool = stage, atomicfile.PoolFor(stage)
+		}
 	}
 	return &v
 }
@@ -93,13 +99,6 @@ func Open(dir string) (*Spool, error) {
 		}
 	}
 	tmp := filepath.Join(abs, DirTmp)
-	for _, d := range stagingDaemons {
-		// Made here rather than required: spools made before they existed
-		// open as they are.
-		if err := os.MkdirAll(filepath.Join(tmp, string(d)), DirPerm); err != nil {
-			return nil, fmt.Errorf("spool: open: %w", err)
-		}
-	}
 	return &Spool{root: abs, tmp: tmp, stage: tmp, now: func() time.Time { return time.Now().UTC() }}, nil
 }
 
