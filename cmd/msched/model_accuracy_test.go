@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -71,16 +72,13 @@ func TestModelAccuracy_LocalHostsWithoutHostsFile(t *testing.T) {
 	if err := os.WriteFile(log, []byte(line), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	root := newRoot()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetArgs([]string{"--spool", filepath.Join(dir, "spool"), "model", "accuracy", "--log", log, "--json"})
-	if err := root.Execute(); err != nil {
+	out, err := runMsched(t, context.Background(), nil, "model", "accuracy", "--log", log, "--json")
+	if err != nil {
 		t.Fatal(err)
 	}
 	var s learn.Stat
-	if err := json.Unmarshal(out.Bytes(), &s); err != nil {
-		t.Fatalf("%v in %q", err, out.String())
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("%v in %q", err, out)
 	}
 	if s.Model != "warwick" || s.Arch != local[0].Arch || s.Count != 1 {
 		t.Errorf("got %+v, want warwick on %q", s, local[0].Arch)

@@ -32,8 +32,9 @@ func modelsDir(t *testing.T) string {
 	return dir
 }
 
-// runModelCmd runs msched in this process with stdin and returns stdout.
-func runModelCmd(t *testing.T, ctx context.Context, stdin io.Reader, args ...string) (string, error) {
+// runMsched runs msched in this process, on a spool of its own, with stdin,
+// and returns stdout.
+func runMsched(t *testing.T, ctx context.Context, stdin io.Reader, args ...string) (string, error) {
 	t.Helper()
 	root := newRoot()
 	var out, errOut bytes.Buffer
@@ -164,7 +165,7 @@ func TestModelEval(t *testing.T) {
 		{[]string{"eq2"}, `"hosts" not set`, true},
 	}
 	for _, c := range cases {
-		out, err := runModelCmd(t, ctx, strings.NewReader(""), append([]string{"model", "eval", "--models", dir}, c.args...)...)
+		out, err := runMsched(t, ctx, strings.NewReader(""), append([]string{"model", "eval", "--models", dir}, c.args...)...)
 		switch {
 		case c.err && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%v: %q, %v; want an error containing %q", c.args, out, err, c.want)
@@ -176,7 +177,7 @@ func TestModelEval(t *testing.T) {
 
 func TestModelList(t *testing.T) {
 	dir := modelsDir(t)
-	out, err := runModelCmd(t, context.Background(), nil, "model", "list", "--models", dir)
+	out, err := runMsched(t, context.Background(), nil, "model", "list", "--models", dir)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -95,9 +95,6 @@ example MSCHED_GA_WINDOW=40 msched simulate … tries a larger pool.`,
 			if err != nil {
 				return err
 			}
-			if gens <= 0 {
-				gens = policy.DefaultGens
-			}
 			slog.Info("simulate", "workload", file, "jobs", len(tr.Jobs), "skipped", tr.Skipped,
 				"clamped", tr.Clamped, "tiny", tr.Tiny, "hosts", len(machine.Hosts), "estimate", est, "pyss", pyss, "seed", seed,
 				"generations", gens, "population", cfg.Population, "window", cfg.Window, "max_jumps", cfg.MaxJumps)
@@ -161,7 +158,7 @@ example MSCHED_GA_WINDOW=40 msched simulate … tries a larger pool.`,
 	f.Float64Var(&ganttFrom, "gantt-from", 0, "start of the Gantt window, seconds (with --gantt-span)")
 	f.Float64Var(&ganttSpan, "gantt-span", 0, "length of the Gantt window, seconds (default: the first twentieth of the run)")
 	f.Int64Var(&seed, "seed", 1, "seed of every random choice of the policies")
-	f.IntVar(&gens, "generations", 0, fmt.Sprintf("GA generations per decision (default %d)", policy.DefaultGens))
+	f.IntVar(&gens, "generations", policy.DefaultGens, "GA generations per decision")
 	return cmd
 }
 

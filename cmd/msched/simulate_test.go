@@ -1,7 +1,7 @@
 package main
 
 import (
-	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand"
@@ -32,17 +32,13 @@ func simulateTrace(t *testing.T) string {
 
 func simulateJSON(t *testing.T, args ...string) (map[string]any, error) {
 	t.Helper()
-	root := newRoot()
-	var out bytes.Buffer
-	root.SetOut(&out)
-	root.SetErr(&out)
-	root.SetArgs(append([]string{"--spool", filepath.Join(t.TempDir(), "spool"), "--log-level", "error", "simulate", "--json"}, args...))
-	if err := root.Execute(); err != nil {
+	out, err := runMsched(t, context.Background(), nil, append([]string{"--log-level", "error", "simulate", "--json"}, args...)...)
+	if err != nil {
 		return nil, err
 	}
 	var m map[string]any
-	if err := json.Unmarshal(out.Bytes(), &m); err != nil {
-		t.Fatalf("%v in %q", err, out.String())
+	if err := json.Unmarshal([]byte(out), &m); err != nil {
+		t.Fatalf("%v in %q", err, out)
 	}
 	return m, nil
 }
