@@ -57,11 +57,10 @@ func (s *Schedule) IdleAtStart(p *Problem, h int) float64 {
 	if p.base(h) > 0 {
 		return 0
 	}
-	first := s.First[h]
-	if math.IsInf(first, 1) {
-		first = s.Makespan
+	if first := s.First[h]; !math.IsInf(first, 1) {
+		return first // ≥ 0: a free host's work starts at 0 or later
 	}
-	return math.Max(first, 0)
+	return s.Makespan
 }
 
 // idleEps is the idle time below which a host counts as busy for the

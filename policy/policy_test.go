@@ -183,7 +183,7 @@ func TestNew_UnknownPolicy(t *testing.T) {
 // (simulation) ignores Stall.
 func TestGA_StallEndsBurstDecisionsEarly(t *testing.T) {
 	s := Snapshot{Now: t0, Hosts: hosts(4), Queue: []QueuedJob{job("a", 0, 1, 1, time.Minute)}}
-	p := newGA("ga-xms", 0, Options{Seed: 1, TimeBudget: time.Hour, Stall: 5}) // the budget would time the test out
+	p := newGA("ga-xms", 0, Options{Seed: 1, TimeBudget: 10 * time.Second, Stall: 5}) // the budget would fail the test
 	p.last = time.Now()
 	if _, err := p.Plan(context.Background(), s); err != nil {
 		t.Fatal(err)

@@ -420,7 +420,7 @@ func (s *Sim) decideOnce(ctx context.Context) (bool, error) {
 	// the checks below refuse it a second time, and the queue drops it.
 	for _, r := range plan.Reject {
 		k, ok := s.ids[r.Job]
-		if !ok || s.res.Status[k] != Pending || !math.IsNaN(s.res.Start[k]) {
+		if !ok || !s.waiting(k) {
 			return false, fmt.Errorf("sim: %s rejected %q, which is not waiting", s.pol.Name(), r.Job)
 		}
 		s.res.Status[k] = Rejected
@@ -429,7 +429,7 @@ func (s *Sim) decideOnce(ctx context.Context) (bool, error) {
 	}
 	for _, p := range plan.StartNow {
 		k, ok := s.ids[p.Job]
-		if !ok || s.res.Status[k] != Pending || !math.IsNaN(s.res.Start[k]) {
+		if !ok || !s.waiting(k) {
 			return false, fmt.Errorf("sim: %s started %q, which is not waiting", s.pol.Name(), p.Job)
 		}
 		if err := s.start(k, p.Hosts); err != nil {
@@ -439,7 +439,7 @@ func (s *Sim) decideOnce(ctx context.Context) (bool, error) {
 	// Drop started and rejected jobs from the queue, keeping arrival order.
 	w := 0
 	for i, k := range s.qjob {
-		if s.res.Status[k] != Pending || !math.IsNaN(s.res.Start[k]) {
+		if !s.waiting(k) {
 			continue
 		}
 		s.queue[w], s.qjob[w] = s.queue[i], k
@@ -448,6 +448,12 @@ func (s *Sim) decideOnce(ctx context.Context) (bool, error) {
 	clear(s.queue[w:])
 	s.queue, s.qjob = s.queue[:w], s.qjob[:w]
 	return true, nil
+}
+
+// waiting reports whether job k is still in the queue: not rejected, not
+// started.
+func (s *Sim) waiting(k int32) bool {
+	return s.res.Status[k] == Pending && math.IsNaN(s.res.Start[k])
 }
 
 // start runs job k on the named hosts now.
