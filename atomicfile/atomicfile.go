@@ -166,7 +166,10 @@ func write(staging, dir, name string, data []byte, commit func(*Pending) error) 
 // SyncDir fsyncs a directory so that entries created, renamed or removed in
 // it survive a crash.
 func SyncDir(dir string) error {
-	g, _ := dirSyncs.LoadOrStore(dir, newGroupSync())
+	g, ok := dirSyncs.Load(dir)
+	if !ok { // first use of dir: no groupSync built on every call
+		g, _ = dirSyncs.LoadOrStore(dir, newGroupSync())
+	}
 	return g.(*groupSync).sync(dir)
 }
 

@@ -151,7 +151,9 @@ func TestPool_Place(t *testing.T) {
 	old := filepath.Join(dir, "old")
 	os.WriteFile(old, []byte("some content\n"), 0o600)
 	i := ino(t, old)
-	p.Adopt(old)
+	if err := p.Adopt(old); err != nil {
+		t.Fatal(err)
+	}
 	out := filepath.Join(dir, "stdout")
 	if err := p.Place(out); err != nil {
 		t.Fatal(err)

@@ -243,7 +243,11 @@ func TestStaging_PerDaemon(t *testing.T) {
 	if err := sched.Move(j, Queued, Scheduling, ""); err != nil {
 		t.Fatal(err)
 	}
-	if err := sched.WriteFile(s.Path(DirDB), "x", []byte("x")); err != nil {
+	b := sched.Batch()
+	if err := b.WriteFile(s.Path(DirDB), "x", []byte("x")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Commit(); err != nil {
 		t.Fatal(err)
 	}
 	if left := junk(t, s); len(left) > 0 {

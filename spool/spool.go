@@ -111,12 +111,6 @@ func Open(dir string) (*Spool, error) {
 // took a quarter of the CPU time.
 var stagingDaemons = []Daemon{Init, Sched, Run, Reaper}
 
-// WriteFile writes data to dir/name atomically (WriteAtomic), staging the
-// temporary in this view's staging directory: dir must be in the spool.
-func (s *Spool) WriteFile(dir, name string, data []byte) error {
-	return s.write(dir, name, data, true)
-}
-
 func layout() []string {
 	var ds []string
 	for _, s := range States {
