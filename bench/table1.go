@@ -71,8 +71,8 @@ type Table1Result struct {
 	// Utilization and MeanDecisionMS per policy, per size.
 	Utilization    map[string][]float64 `json:"utilization"`
 	MeanDecisionMS map[string][]float64 `json:"mean_decision_ms"`
-	// BoundRatio is Table1Bound at fifo-peak's utilisation, per size: no
-	// policy can beat fifo-peak by more.
+	// BoundRatio is Table1Bound at fifo-peak's utilisation, per size: in
+	// expectation no policy beats fifo-peak by more.
 	BoundRatio []float64    `json:"bound_ratio,omitempty"`
 	Setup      Table1Config `json:"setup"`
 	Horizons   []float64    `json:"horizon_s"`
@@ -280,8 +280,9 @@ func (r *Table1Result) Table(w io.Writer) error {
 	return nil
 }
 
-// Table1Bound is an upper bound on the ratio of any policy's rate to
-// FIFO's in this setting, given FIFO's utilisation: FIFO spends
+// Table1Bound is an upper bound, in expectation over the task distribution
+// (a finite run's sample of tasks may beat it), on the ratio of any
+// policy's rate to FIFO's in this setting, given FIFO's utilisation: FIFO spends
 // i*·t(i*) = 2·C_cpu node-seconds on a task, and no schedule can spend
 // less than min_i i·t(i) = C_cpu + C_com = C_cpu·(1 + 1/i*²) (one node), so
 // rate/FIFO ≤ E[2·C_cpu] / (util_FIFO · E[C_cpu·(1 + 1/i*²)]), expectations
