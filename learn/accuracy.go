@@ -16,10 +16,10 @@ type Key struct {
 	Arch  string `json:"arch"`
 }
 
-// ArchOf gives a record's architecture key: the architectures of its hosts
+// hostsArch gives a record's architecture key: the architectures of its hosts
 // (archOf maps a host name to its architecture, "" unknown), distinct,
 // sorted and joined by "+"; "" when archOf is nil or knows none of them.
-func ArchOf(hosts []string, archOf func(host string) string) string {
+func hostsArch(hosts []string, archOf func(host string) string) string {
 	if archOf == nil {
 		return ""
 	}
@@ -43,13 +43,13 @@ func archKey(archs []string) string {
 	return strings.Join(as, "+")
 }
 
-// KeyOf is a record's (model, architecture).
-func KeyOf(r Record, archOf func(string) string) Key {
+// keyOf is a record's (model, architecture).
+func keyOf(r Record, archOf func(string) string) Key {
 	m := r.Model
 	if m == "" {
 		m = NoModel
 	}
-	return Key{Model: m, Arch: ArchOf(r.Hosts, archOf)}
+	return Key{Model: m, Arch: hostsArch(r.Hosts, archOf)}
 }
 
 // Stat is one model's accuracy on one architecture over finished jobs.
@@ -81,7 +81,7 @@ func Accuracy(recs []Record, archOf func(string) string) []Stat {
 		if !Usable(r) {
 			continue
 		}
-		k := KeyOf(r, archOf)
+		k := keyOf(r, archOf)
 		s := acc[k]
 		if s == nil {
 			s = &Stat{Key: k}

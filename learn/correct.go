@@ -64,7 +64,7 @@ func (c *Corrector) Add(k Key, predicted, actual float64) {
 // Learn adds a usable accounting record (see Usable); others are ignored.
 func (c *Corrector) Learn(r Record, archOf func(string) string) {
 	if Usable(r) {
-		c.Add(KeyOf(r, archOf), *r.PredictedSeconds, *r.ActualSeconds)
+		c.Add(keyOf(r, archOf), *r.PredictedSeconds, *r.ActualSeconds)
 	}
 }
 

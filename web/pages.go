@@ -160,12 +160,19 @@ var messages = map[string]string{
 // job could replace its own output file with one) and must be a regular
 // file.
 func (h *handler) output(w http.ResponseWriter, r *http.Request) {
-	jid, stream := r.PathValue("jid"), r.PathValue("stream")
-	if !spool.ValidJID(jid) || (stream != "stdout" && stream != "stderr") {
+	jid := r.PathValue("jid")
+	if !spool.ValidJID(jid) {
 		http.NotFound(w, r)
 		return
 	}
-	h.serveFile(w, r, filepath.Join(h.cfg.Spool.Path(spool.DirOutput), jid), stream)
+	stdout, stderr := notify.CapturedPaths(h.cfg.Spool.Path(spool.DirOutput), jid)
+	for _, f := range []string{stdout, stderr} {
+		if filepath.Base(f) == r.PathValue("stream") { // the page's link names
+			h.serveFile(w, r, filepath.Dir(f), filepath.Base(f))
+			return
+		}
+	}
+	http.NotFound(w, r)
 }
 
 // report serves reports/<jid>.txt, the report the reaper wrote.
