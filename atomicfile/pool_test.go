@@ -18,6 +18,20 @@ func recycleAtOnce(t *testing.T) {
 	t.Cleanup(func() { recycleAfter = old })
 }
 
+// adoptNew writes a file of mode 0600 at path (a submission, say), has p
+// adopt it and returns its inode.
+func adoptNew(t *testing.T, p *Pool, path string) uint64 {
+	t.Helper()
+	if err := os.WriteFile(path, []byte("a submission, mode 0600\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	i := ino(t, path)
+	if err := p.Adopt(path); err != nil {
+		t.Fatal(err)
+	}
+	return i
+}
+
 func ino(t *testing.T, path string) uint64 {
 	t.Helper()
 	fi, err := os.Stat(path)
@@ -79,11 +93,7 @@ func TestPool_AdoptAndRestart(t *testing.T) {
 	dir, stage := t.TempDir(), t.TempDir()
 	p := PoolFor(stage)
 	claim := filepath.Join(dir, "claim")
-	os.WriteFile(claim, []byte("a submission, mode 0600"), 0o600)
-	i := ino(t, claim)
-	if err := p.Adopt(claim); err != nil {
-		t.Fatal(err)
-	}
+	i := adoptNew(t, p, claim)
 	if _, err := os.Lstat(claim); !os.IsNotExist(err) {
 		t.Errorf("adopted file still there: %v", err)
 	}
@@ -148,12 +158,7 @@ func TestPool_Place(t *testing.T) {
 	recycleAtOnce(t)
 	dir, stage := t.TempDir(), t.TempDir()
 	p := PoolFor(stage)
-	old := filepath.Join(dir, "old")
-	os.WriteFile(old, []byte("some content\n"), 0o600)
-	i := ino(t, old)
-	if err := p.Adopt(old); err != nil {
-		t.Fatal(err)
-	}
+	i := adoptNew(t, p, filepath.Join(dir, "old"))
 	out := filepath.Join(dir, "stdout")
 	if err := p.Place(out); err != nil {
 		t.Fatal(err)
