@@ -28,6 +28,15 @@ type Spec struct {
 	// is the one used to find Argv[0].
 	Env   []string `json:"env,omitempty"`
 	Hosts []string `json:"hosts"`
+	// Identity is the user the job runs as; nil: the shepherd's own user.
+	Identity *Identity `json:"identity,omitempty"`
+	// SSH, when set, runs the job on remote hosts through the ssh client:
+	// Argv on the first of SSH.Dest (or mpirun there, with MPI set).
+	SSH *SSH `json:"ssh,omitempty"`
+	// MPI, when set, runs Argv under mpirun over every host of the job.
+	MPI *MPI `json:"mpi,omitempty"`
+	// Slurm, when set, submits the job to a Slurm cluster with sbatch.
+	Slurm *Slurm `json:"slurm,omitempty"`
 	// Stdout and Stderr are created or appended to; relative paths are
 	// relative to Dir, as a shell redirection in the working directory
 	// would be. "" discards the stream. The same path for both shares one
@@ -57,6 +66,56 @@ type Spec struct {
 	// line if the job never starts. The daemon learns the job's process
 	// group at once instead of polling the pid file.
 	ReadyFD int `json:"ready_fd,omitempty"`
+}
+
+// Identity is a user from the password database, as a job runs as it.
+type Identity struct {
+	User   string `json:"user"`
+	UID    int    `json:"uid"`
+	GID    int    `json:"gid"`
+	Groups []int  `json:"groups,omitempty"` // supplementary groups
+	Home   string `json:"home"`
+	Shell  string `json:"shell"`
+}
+
+// SSH is how a job reaches its remote hosts.
+type SSH struct {
+	// Binary is the OpenSSH client; "" means "ssh" on the PATH.
+	Binary string `json:"binary,omitempty"`
+	// Options go before the destination on every ssh command line
+	// (BatchMode, identity file, known-hosts file, the configuration's
+	// extra options).
+	Options []string `json:"options,omitempty"`
+	// Dest holds one destination per host of the job, in Spec.Hosts order.
+	Dest []SSHDest `json:"dest"`
+}
+
+// SSHDest is one ssh destination: ssh://[user@]host[:port]. User "" means
+// the job's user (Identity.User).
+type SSHDest struct {
+	Host string `json:"host"`
+	Port int    `json:"port,omitempty"`
+	User string `json:"user,omitempty"`
+}
+
+// MPI is an Open MPI launch over the job's hosts.
+type MPI struct {
+	// Mpirun is the mpirun program; "" means "mpirun" on the PATH.
+	Mpirun       string `json:"mpirun,omitempty"`
+	RanksPerHost int    `json:"ranks_per_host,omitempty"` // 0 means 1
+	// Agent is mpirun's remote shell (plm_rsh_agent), e.g. "ssh -p 2222
+	// -o BatchMode=yes"; "" leaves Open MPI's default.
+	Agent string `json:"agent,omitempty"`
+}
+
+// Slurm is a submission to a Slurm cluster.
+type Slurm struct {
+	Conf      string `json:"conf"`                // SLURM_CONF of the cluster
+	Partition string `json:"partition,omitempty"` // "" the cluster's default
+	Nodes     int    `json:"nodes"`               // sbatch --nodes
+	JobName   string `json:"job_name,omitempty"`
+	// BinDir holds sbatch, squeue, scontrol and scancel; "" means the PATH.
+	BinDir string `json:"bin_dir,omitempty"`
 }
 
 // Files lists the files a launch of s may create (pid file, result file,

@@ -23,10 +23,27 @@ type Job struct {
 	Walltime Duration `yaml:"walltime,omitempty"`
 	Stdout   string   `yaml:"stdout,omitempty"` // empty: spool/output/<jid>/stdout
 	Stderr   string   `yaml:"stderr,omitempty"`
+	// Env is laid over the job's clean environment (PATH, HOME, USER,
+	// LOGNAME, SHELL from the password database); MSCHED_* are msched's.
+	Env map[string]string `yaml:"env,omitempty"`
+	// SubmitDir is where `msched submit` ran (it records it): a relative
+	// command[0], workdir, stdout or stderr resolves against it; without
+	// it, against the user's home directory.
+	SubmitDir string `yaml:"submit_dir,omitempty"`
+	// Launch is how the argv starts on the job's hosts: "" runs it once,
+	// on the first host; LaunchMPI runs it under mpirun over all of them.
+	Launch string `yaml:"launch,omitempty"`
+	// RanksPerHost is the number of MPI ranks on each host (launch: mpi);
+	// 0 means 1.
+	RanksPerHost int `yaml:"ranks_per_host,omitempty"`
 
 	// Written by the daemons. A submission that sets any of these is rejected.
-	JID             string    `yaml:"jid,omitempty"`
-	User            string    `yaml:"user,omitempty"`
+	JID  string `yaml:"jid,omitempty"`
+	User string `yaml:"user,omitempty"`
+	// UID is the submitter: the owner of the submitted file, taken by init
+	// from the descriptor it read the file through. The job runs as this
+	// uid; nil only in job files written before msched recorded it.
+	UID             *int      `yaml:"uid,omitempty"`
 	SubmittedAt     time.Time `yaml:"submitted_at,omitempty"`
 	History         []Event   `yaml:"history,omitempty"`
 	Schedule        *Schedule `yaml:"schedule,omitempty"`
@@ -100,7 +117,18 @@ type RunInfo struct {
 	PGID       int       `yaml:"pgid,omitempty"`
 	Attempts   int       `yaml:"attempts,omitempty"`
 	Host       string    `yaml:"host,omitempty"` // where the launcher ran (first host)
+	// SlurmJob is the Slurm job id of a job run on a Slurm cluster,
+	// recorded before the job is released to run, so that a restarted run
+	// daemon follows that job instead of submitting a second copy.
+	SlurmJob string `yaml:"slurm_job,omitempty"`
 }
+
+// LaunchMPI is the Launch value that runs a job under mpirun.
+const LaunchMPI = "mpi"
+
+// MaxRanksPerHost bounds ranks_per_host: far above any host's cores, low
+// enough that a typo cannot ask mpirun for millions of processes.
+const MaxRanksPerHost = 1024
 
 // State returns the state the job was read from ("" if it was not read from
 // the spool). After a successful Move it is the destination.

@@ -102,7 +102,50 @@ func validateRequest(j *Job, doc *yaml.Node) []Problem {
 	if j.Walltime < 0 {
 		bad(lineOf(doc, "walltime"), "walltime", "must be positive, got %v", j.Walltime)
 	}
+	for k, v := range j.Env {
+		switch {
+		case !envName(k):
+			bad(lineOf(doc, "env", k), "env."+k, "not a variable name (letters, digits and _, not starting with a digit)")
+		case strings.HasPrefix(k, "MSCHED_"):
+			bad(lineOf(doc, "env", k), "env."+k, "MSCHED_* variables are set by msched")
+		case strings.ContainsRune(v, 0):
+			bad(lineOf(doc, "env", k), "env."+k, "holds a NUL byte")
+		}
+	}
+	if j.SubmitDir != "" && !strings.HasPrefix(j.SubmitDir, "/") {
+		bad(lineOf(doc, "submit_dir"), "submit_dir", "must be an absolute path, got %q", j.SubmitDir)
+	}
+	switch j.Launch {
+	case "", LaunchMPI:
+	default:
+		bad(lineOf(doc, "launch"), "launch", "unknown launch %q (want mpi, or leave it out)", j.Launch)
+	}
+	if lookup(doc, "ranks_per_host") != nil {
+		switch {
+		case j.Launch != LaunchMPI:
+			bad(lineOf(doc, "ranks_per_host"), "ranks_per_host", "only with launch: mpi")
+		case j.RanksPerHost < 1 || j.RanksPerHost > MaxRanksPerHost:
+			bad(lineOf(doc, "ranks_per_host"), "ranks_per_host", "must be 1 to %d, got %d", MaxRanksPerHost, j.RanksPerHost)
+		}
+	}
+	if j.Launch == LaunchMPI && len(j.Command) > 0 && strings.HasPrefix(j.Command[0], "-") {
+		// mpirun would take it for one of its own options.
+		bad(lineOf(doc, "command"), "command[0]", "must not start with '-' under launch: mpi, got %q", j.Command[0])
+	}
 	return ps
+}
+
+// envName reports whether k is a portable environment variable name.
+func envName(k string) bool {
+	if k == "" || (k[0] >= '0' && k[0] <= '9') {
+		return false
+	}
+	for _, c := range k {
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 // isWrapper: a job file with no command but a reason is the wrapper of a
@@ -118,7 +161,7 @@ func submitterProblems(j *Job, doc *yaml.Node) []Problem {
 		key string
 		set bool
 	}{
-		{"jid", j.JID != ""}, {"user", j.User != ""}, {"submitted_at", !j.SubmittedAt.IsZero()},
+		{"jid", j.JID != ""}, {"user", j.User != ""}, {"uid", j.UID != nil}, {"submitted_at", !j.SubmittedAt.IsZero()},
 		{"history", len(j.History) > 0}, {"schedule", j.Schedule != nil}, {"run", j.Run != nil},
 		{"reason", j.Reason != ""}, {"cancel_requested", j.CancelRequested}, {"original", j.Original != ""},
 	} {
