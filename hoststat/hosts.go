@@ -19,13 +19,14 @@ type Host struct {
 	Name    string `yaml:"name" json:"name"`
 	Arch    string `yaml:"arch" json:"arch"` // hardware model name, for the performance models
 	Cluster string `yaml:"cluster,omitempty" json:"cluster,omitempty"`
-	// Address is where jobs for this host are started; "" or "local" means
-	// this machine.
+	// Address is where jobs for this host are started: "" or "local" (this
+	// machine), ssh://[user@]host[:port], or slurm:///path/to/slurm.conf
+	// (one node of that Slurm cluster). See ParseAddress.
 	Address string `yaml:"address,omitempty" json:"address,omitempty"`
 }
 
 // IsLocal reports whether jobs for h run on this machine.
-func (h Host) IsLocal() bool { return h.Address == "" || h.Address == "local" }
+func (h Host) IsLocal() bool { return h.Address == "" || h.Address == KindLocal }
 
 // LocalHosts returns this machine's CPUs as hosts, named <hostname>/cpu0 …,
 // all in one cluster named after the machine, so that msched runs with no
@@ -163,6 +164,9 @@ func ParseHosts(data []byte, name string) ([]Host, error) {
 		seen[h.Name] = item.Line
 		hosts = append(hosts, h)
 	}
+	if err := checkClusters(hosts); err != nil {
+		return nil, fmt.Errorf("hoststat: %s: %v", name, err)
+	}
 	return hosts, nil
 }
 
@@ -177,6 +181,13 @@ func (h Host) validate() error {
 		return fmt.Errorf(`field "name": %q holds white space or a comma`, h.Name)
 	case strings.TrimSpace(h.Arch) == "":
 		return errors.New(`field "arch": required`)
+	}
+	a, err := ParseAddress(h.Address)
+	if err != nil {
+		return fmt.Errorf(`field "address": %v`, err)
+	}
+	if a.Kind == KindSlurm && h.Cluster == "" {
+		return errNoCluster
 	}
 	return nil
 }

@@ -64,8 +64,8 @@ func TestLoadHosts(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := []Host{
-		{Name: "sun1", Arch: "SunUltra1", Cluster: "lab", Address: "sun1.example.org"},
-		{Name: "sun2", Arch: "SunUltra1", Cluster: "lab", Address: "sun2.example.org"},
+		{Name: "sun1", Arch: "SunUltra1", Cluster: "lab", Address: "ssh://sun1.example.org"},
+		{Name: "sun2", Arch: "SunUltra1", Cluster: "lab", Address: "ssh://ms@sun2.example.org:2222"},
 		{Name: "here/cpu0", Arch: "Intel(R) Xeon(R) Processor", Address: "local"},
 	}
 	if !reflect.DeepEqual(hosts, want) {
@@ -119,5 +119,59 @@ func TestWriteHosts_Invalid(t *testing.T) {
 	}
 	if _, err := os.Stat(path); !os.IsNotExist(err) {
 		t.Error("an invalid hosts file was written")
+	}
+}
+
+func TestParseAddress(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want Address
+		bad  string
+	}{
+		{in: "", want: Address{Kind: KindLocal}},
+		{in: "local", want: Address{Kind: KindLocal}},
+		{in: "ssh://node02", want: Address{Kind: KindSSH, Host: "node02"}},
+		{in: "ssh://alice@127.0.0.2:2222", want: Address{Kind: KindSSH, User: "alice", Host: "127.0.0.2", Port: 2222}},
+		{in: "ssh://[::1]:22", want: Address{Kind: KindSSH, Host: "::1", Port: 22}},
+		{in: "slurm:///etc/slurm/c1.conf", want: Address{Kind: KindSlurm, SlurmConf: "/etc/slurm/c1.conf"}},
+		{in: "slurm:///etc/slurm/c1.conf?partition=debug", want: Address{Kind: KindSlurm, SlurmConf: "/etc/slurm/c1.conf", Partition: "debug"}},
+		{in: "ssh://", bad: "want ssh://"},
+		{in: "ssh://-oProxyCommand=x", bad: "may not start with '-'"},
+		{in: "ssh://a:b@host", bad: "no passwords"},
+		{in: "ssh://host:99999", bad: "port"},
+		{in: "ssh://host/path", bad: "nothing after it"},
+		{in: "slurm://relative.conf", bad: "absolute"},
+		{in: "slurm:///c.conf?x=1", bad: "unknown parameter"},
+		{in: "rsh://host", bad: "want local, ssh://"},
+	} {
+		got, err := ParseAddress(tc.in)
+		if tc.bad != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.bad) {
+				t.Errorf("%q: got %+v, %v; want an error saying %q", tc.in, got, err, tc.bad)
+			}
+			continue
+		}
+		if err != nil || got != tc.want {
+			t.Errorf("%q: got %+v, %v; want %+v", tc.in, got, err, tc.want)
+			continue
+		}
+		if back, err := ParseAddress(got.String()); err != nil || back != got {
+			t.Errorf("%q: String %q reads back as %+v, %v", tc.in, got.String(), back, err)
+		}
+	}
+}
+
+func TestParseHosts_Clusters(t *testing.T) {
+	for _, tc := range []struct{ doc, bad string }{
+		{`[{name: a, arch: x, cluster: c1, address: "slurm:///c1.conf"}, {name: b, arch: x, cluster: c1, address: "slurm:///c1.conf"}]`, ""},
+		{`[{name: a, arch: x, address: "slurm:///c1.conf"}]`, "required for a Slurm node"},
+		{`[{name: a, arch: x, cluster: c1, address: "slurm:///c1.conf"}, {name: b, arch: x, cluster: c1, address: "ssh://h"}]`, "mixes Slurm nodes"},
+		{`[{name: a, arch: x, cluster: c1, address: "slurm:///c1.conf"}, {name: b, arch: x, cluster: c1, address: "slurm:///c2.conf"}]`, "same slurm.conf"},
+		{`[{name: a, arch: x, address: "ftp://h"}]`, `field "address"`},
+	} {
+		_, err := ParseHosts([]byte(tc.doc), "hosts.yaml")
+		if (err == nil) != (tc.bad == "") || (err != nil && !strings.Contains(err.Error(), tc.bad)) {
+			t.Errorf("%s: got %v, want %q", tc.doc, err, tc.bad)
+		}
 	}
 }
