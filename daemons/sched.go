@@ -9,6 +9,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -48,7 +49,10 @@ type Sched struct {
 	log       *slog.Logger
 	loads     map[string]float64
 	loadsRead time.Time
-	admitted  map[string]time.Time // jobs in the window, since when (admitAfter)
+	admitted  map[string]time.Time         // jobs in the window, since when (admitAfter)
+	down      map[string]hoststat.DownInfo // hosts down at the last cycle (db/health/)
+	pins      map[string]string            // the cluster policy.OneCluster gave each waiting job
+	clusters  int                          // clusters among Hosts
 }
 
 // admitAfter is how long a job is in the policy's window before sched
@@ -65,6 +69,15 @@ const busyMargin = time.Second
 
 // statsRefresh is how often host loads are re-read from the stats store.
 const statsRefresh = 10 * time.Second
+
+// downHorizon is how far ahead a down host is shown to the policy as busy
+// (Host.FreeAt). Busy, not left out: a policy places nothing on a host that
+// is not free now, and still counts it among the hosts a job could ever
+// have, so a job that needs it waits instead of being rejected; running
+// jobs keep their hosts. Far beyond any plan, so that no policy plans work
+// around a host that may never come back; short of the policies' int64
+// nanosecond offsets' limit (146 years).
+const downHorizon = 365 * 24 * time.Hour
 
 // Run schedules until ctx is done.
 func (d *Sched) Run(ctx context.Context) error {
@@ -95,7 +108,12 @@ func (d *Sched) Run(ctx context.Context) error {
 	if err := d.recover(); err != nil {
 		return err
 	}
-	log.Info("started", "policy", d.PolicyName, "hosts", len(d.Hosts), "window", d.Window)
+	clusters := map[string]bool{}
+	for _, h := range d.Hosts {
+		clusters[h.Cluster] = true
+	}
+	d.clusters = len(clusters)
+	log.Info("started", "policy", d.PolicyName, "hosts", len(d.Hosts), "clusters", d.clusters, "window", d.Window)
 	// finished/ → exited/ frees no host (a job's hosts are free once it
 	// has left running/), so it runs on its own goroutine and decisions
 	// never wait for its moves.
@@ -191,7 +209,7 @@ func (d *Sched) cycle(ctx context.Context) (bool, error) {
 		return false, err
 	}
 	lap("window")
-	snap, busy, err := d.snapshot(now, window)
+	snap, unfit, err := d.snapshot(now, window)
 	if err != nil {
 		return false, err
 	}
@@ -201,6 +219,19 @@ func (d *Sched) cycle(ctx context.Context) (bool, error) {
 		return waiting > 0, fmt.Errorf("daemons: sched: policy %s: %w", d.PolicyName, err)
 	}
 	lap("plan")
+	// A policy must only start jobs on free hosts, in one cluster, and so
+	// on (policy.Check); refuse rather than double-book, and say so.
+	refused := map[string]bool{}
+	for _, f := range policy.Check(snap, plan) {
+		refused[f.Part+" "+f.Job] = true
+		if f.Part == "later" {
+			d.log.Debug("policy planned a placement that cannot be; not published", "job", f.Job, "reason", f.Reason)
+		} else {
+			d.log.Error("policy's decision refused", "part", f.Part, "job", f.Job, "reason", f.Reason)
+		}
+	}
+	plan.Later = slices.DeleteFunc(slices.Clone(plan.Later), func(pl policy.Placement) bool { return refused["later "+pl.Job] })
+	plan.Reject = append(slices.DeleteFunc(slices.Clone(plan.Reject), func(r policy.Rejection) bool { return refused["reject "+r.Job] }), unfit...)
 	defer func() {
 		lap("moves+publish")
 		d.log.Debug("cycle", append(phases, "total", time.Since(start).Round(time.Microsecond), "waiting", waiting, "started", len(plan.StartNow))...)
@@ -229,17 +260,8 @@ func (d *Sched) cycle(ctx context.Context) (bool, error) {
 	}
 	for _, pl := range plan.StartNow {
 		j := byID[pl.Job]
-		if j == nil || decided[j.JID] {
+		if j == nil || decided[j.JID] || refused["start "+pl.Job] {
 			continue
-		}
-		if h := firstBusy(pl.Hosts, busy); h != "" {
-			// A policy must only start jobs on free hosts; refuse rather
-			// than double-book, and say so.
-			d.log.Error("policy placed a job on a busy host; not started", "job", pl.Job, "host", h)
-			continue
-		}
-		for _, h := range pl.Hosts {
-			busy[h] = true
 		}
 		decided[j.JID] = true
 		j.Schedule = &spool.Schedule{Hosts: pl.Hosts, PredictedSeconds: pl.Predicted.Seconds(), DecidedAt: now, Policy: d.PolicyName}
@@ -418,13 +440,16 @@ func (d *Sched) unreadable(st spool.State, name string, perr error) {
 }
 
 // snapshot builds the policy's view: the hosts with their loads and when
-// their running work ends, the running (and runnable) jobs, and the window.
-// busy lists the hosts that are not free now.
-func (d *Sched) snapshot(now time.Time, window []*spool.Job) (policy.Snapshot, map[string]bool, error) {
-	snap := policy.Snapshot{Now: now}
+// their running work ends (a down host: busy for downHorizon), the running
+// (and runnable) jobs, and the window, each job inside one cluster when
+// there are several (policy.OneCluster). unfit are the jobs of the window
+// that no one cluster can hold, to be rejected; jobs that only down hosts
+// could run wait outside the policy's view (holdBack).
+func (d *Sched) snapshot(now time.Time, window []*spool.Job) (snap policy.Snapshot, unfit []policy.Rejection, err error) {
+	snap = policy.Snapshot{Now: now}
 	loads := d.hostLoads(now)
+	down := d.health()
 	freeAt := map[string]time.Time{}
-	busy := map[string]bool{}
 	for _, st := range []spool.State{spool.Runnable, spool.Running} {
 		names, err := d.sp.Names(st)
 		if err != nil {
@@ -452,7 +477,6 @@ func (d *Sched) snapshot(now time.Time, window []*spool.Job) (policy.Snapshot, m
 			}
 			snap.Running = append(snap.Running, policy.RunningJob{ID: j.JID, Name: j.Name, Hosts: j.Schedule.Hosts, Start: start, End: end})
 			for _, h := range j.Schedule.Hosts {
-				busy[h] = true
 				if end.After(freeAt[h]) {
 					freeAt[h] = end
 				}
@@ -460,12 +484,74 @@ func (d *Sched) snapshot(now time.Time, window []*spool.Job) (policy.Snapshot, m
 		}
 	}
 	for _, h := range d.Hosts {
-		snap.Hosts = append(snap.Hosts, policy.Host{Name: h.Name, Arch: h.Arch, Cluster: h.Cluster, Load: loads[h.Name], FreeAt: freeAt[h.Name]})
+		free := freeAt[h.Name]
+		if _, ok := down[h.Name]; ok {
+			free = now.Add(downHorizon)
+		}
+		snap.Hosts = append(snap.Hosts, policy.Host{Name: h.Name, Arch: h.Arch, Cluster: h.Cluster, Load: loads[h.Name], FreeAt: free})
 	}
 	for _, j := range window {
 		snap.Queue = append(snap.Queue, queuedJob(j, len(d.Hosts)))
 	}
-	return snap, busy, nil
+	if d.clusters > 1 {
+		snap, d.pins, unfit = policy.OneCluster(snap, d.pins)
+	}
+	if len(down) > 0 {
+		snap.Queue = d.holdBack(snap, down)
+	}
+	return snap, unfit, nil
+}
+
+// health re-reads which hosts are down (hoststat.Down: one ReadDir of
+// db/health/, and a read per down host) and logs the hosts of Hosts that
+// went down or came back since the last cycle. On a read error the last
+// known set stands.
+func (d *Sched) health() map[string]hoststat.DownInfo {
+	down, err := hoststat.Down(d.sp.Path(spool.DirDB))
+	if err != nil {
+		d.log.Warn("cannot read which hosts are down; keeping the last known", "err", err)
+		return d.down
+	}
+	for _, h := range d.Hosts {
+		info, now := down[h.Name]
+		_, before := d.down[h.Name]
+		switch {
+		case now && !before:
+			d.log.Warn("host down: nothing is placed on it until it answers", "host", h.Name,
+				"since", info.Since.Local().Format(time.DateTime), "reason", info.Reason)
+		case before && !now:
+			d.log.Info("host back up", "host", h.Name)
+		}
+	}
+	d.down = down
+	return down
+}
+
+// holdBack returns s's queue without the jobs that only down hosts could
+// run (fewer up hosts than they need meet their constraints, though enough
+// hosts do): they wait, unseen by the policy, for the hosts to come back.
+// Seen, they would be planned a year ahead (downHorizon), and a policy that
+// bounds how often a job is overtaken (fpfs, the GA) would in time hold
+// every job behind them for as long as the hosts are down.
+func (d *Sched) holdBack(s policy.Snapshot, down map[string]hoststat.DownInfo) []policy.QueuedJob {
+	q := s.Queue[:0:0]
+	for _, j := range s.Queue {
+		need, all, up := max(j.Min, 1), 0, 0
+		for _, h := range s.Hosts {
+			if (j.Arch == "" || j.Arch == h.Arch) && (j.Cluster == "" || j.Cluster == h.Cluster) {
+				all++
+				if _, ok := down[h.Name]; !ok {
+					up++
+				}
+			}
+		}
+		if up < need && all >= need {
+			d.log.Debug("job waits for down hosts", "job", j.ID, "needs", need, "up", up)
+			continue
+		}
+		q = append(q, j)
+	}
+	return q
 }
 
 // queuedJob is the policy's view of a waiting job.
@@ -518,15 +604,6 @@ func (d *Sched) hostLoads(now time.Time) map[string]float64 {
 	return d.loads
 }
 
-func firstBusy(hosts []string, busy map[string]bool) string {
-	for _, h := range hosts {
-		if busy[h] {
-			return h
-		}
-	}
-	return ""
-}
-
 func roundDur(d time.Duration) time.Duration {
 	if d >= time.Hour*24*365 {
 		return d.Truncate(time.Hour)
@@ -552,6 +629,9 @@ func (d *Sched) publish(now time.Time, snap policy.Snapshot, started, later []po
 			secs := pl.Predicted.Seconds()
 			if math.IsInf(secs, 0) || secs > 1e9 {
 				continue
+			}
+			if state == "planned" && slices.ContainsFunc(pl.Hosts, func(h string) bool { _, down := d.down[h]; return down }) {
+				continue // when a down host comes back is not known, nor this start
 			}
 			p.Jobs = append(p.Jobs, spool.PublishedJob{JID: pl.Job, Name: names[pl.Job], State: state, Hosts: pl.Hosts,
 				Start: pl.Start, End: pl.Start.Add(pl.Predicted), PredictedSeconds: secs})
