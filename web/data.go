@@ -341,21 +341,31 @@ func readState(sp *spool.Spool, st spool.State, limit int) (StateJobs, error) {
 	return sj, nil
 }
 
-// HostView is one host with its latest sample and what runs on it.
+// HostView is one host with its latest sample, whether it is up, and what
+// runs on it.
 type HostView struct {
-	Name    string          `json:"name"`
-	Arch    string          `json:"arch,omitempty"`
-	Cluster string          `json:"cluster,omitempty"`
-	Address string          `json:"address,omitempty"`
-	Stats   *hoststat.Stats `json:"stats,omitempty"`   // nil: no sample yet
-	Running []string        `json:"running,omitempty"` // JIDs running on it (schedule)
-	Planned int             `json:"planned"`           // planned jobs on it (schedule)
-	FreeAt  time.Time       `json:"free_at,omitzero"`  // predicted end of its running work
+	Name    string `json:"name"`
+	Arch    string `json:"arch,omitempty"`
+	Cluster string `json:"cluster,omitempty"`
+	Address string `json:"address,omitempty"`
+	// Kind is how jobs reach the host (hoststat.KindLocal, KindSSH or
+	// KindSlurm: a node of a Slurm cluster); "" when the hosts file could
+	// not be read and the host is known from the schedule or samples only.
+	Kind string `json:"kind,omitempty"`
+	// State is "up", or "down" while db/health/ holds a record of the
+	// host (Down: why, since when).
+	State   string             `json:"state"`
+	Down    *hoststat.DownInfo `json:"down,omitempty"`
+	Stats   *hoststat.Stats    `json:"stats,omitempty"`   // nil: no sample yet
+	Running []string           `json:"running,omitempty"` // JIDs running on it (schedule)
+	Planned int                `json:"planned"`           // planned jobs on it (schedule)
+	FreeAt  time.Time          `json:"free_at,omitzero"`  // predicted end of its running work
 }
 
-// hosts merges the hosts file, the schedule's hosts and the stats store.
-// The hosts file is the configured truth; the schedule's hosts stand in
-// when it cannot be read (a CGI program with no config).
+// hosts merges the hosts file, the schedule's hosts, the stats store and
+// the record of down hosts (hoststat.Down). The hosts file is the
+// configured truth; the schedule's hosts stand in when it cannot be read (a
+// CGI program with no config).
 func (h *handler) hosts(sched *spool.PublishedSchedule) ([]HostView, error) {
 	var hv []HostView
 	index := map[string]int{}
@@ -372,7 +382,11 @@ func (h *handler) hosts(sched *spool.PublishedSchedule) ([]HostView, error) {
 			return nil, err
 		}
 		for _, x := range hs {
-			add(HostView{Name: x.Name, Arch: x.Arch, Cluster: x.Cluster, Address: x.Address})
+			v := HostView{Name: x.Name, Arch: x.Arch, Cluster: x.Cluster, Address: x.Address}
+			if a, err := x.Addr(); err == nil {
+				v.Kind = a.Kind
+			}
+			add(v)
 		}
 	}
 	if sched != nil {
@@ -396,10 +410,7 @@ func (h *handler) hosts(sched *spool.PublishedSchedule) ([]HostView, error) {
 			}
 		}
 	}
-	stats, err := hoststat.ReadLatest(h.statsDir())
-	if err != nil {
-		return hv, err
-	}
+	stats, serr := hoststat.ReadLatest(h.statsDir())
 	for n, s := range stats {
 		i, ok := index[n]
 		if !ok {
@@ -409,5 +420,12 @@ func (h *handler) hosts(sched *spool.PublishedSchedule) ([]HostView, error) {
 		s := s
 		hv[i].Stats = &s
 	}
-	return hv, nil
+	down, derr := hoststat.Down(h.cfg.Spool.Path(spool.DirDB))
+	for i := range hv {
+		hv[i].State = "up"
+		if d, ok := down[hv[i].Name]; ok {
+			hv[i].State, hv[i].Down = "down", &d
+		}
+	}
+	return hv, errors.Join(serr, derr)
 }
