@@ -264,17 +264,23 @@ func showJob(w io.Writer, sp *spool.Spool, jid string, asJSON bool) error {
 // hostRow is one line of `msched hosts`.
 type hostRow struct {
 	hoststat.Host
-	Stats *hoststat.Stats `json:"stats,omitempty"` // latest sample; nil before the first
+	Kind  string             `json:"kind"`  // how jobs reach it: local, ssh or slurm
+	State string             `json:"state"` // up, or down while db/health/ records it
+	Down  *hoststat.DownInfo `json:"down,omitempty"`
+	Stats *hoststat.Stats    `json:"stats,omitempty"` // latest sample; nil before the first
 }
 
 func newHostsCmd(v *viper.Viper) *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
 		Use:   "hosts",
-		Short: "List the hosts and their latest statistics",
+		Short: "List the hosts, whether each is up, and their latest statistics",
 		Long: `hosts lists the hosts jobs are scheduled on (the hosts file, or this machine's
-CPUs when there is none) with the latest sample the stats daemon recorded for
-each: load averages, uptime and user idle time.`,
+CPUs when there is none), whether each is up or down (a host that did not
+answer the stats daemon's probe or a job's start; nothing is placed on it until
+it answers again), and the latest sample the stats daemon recorded for each:
+load averages, uptime and user idle time. The reasons of down hosts follow the
+table. The nodes of a Slurm cluster show as such in the CLUSTER column.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			cfg, err := readConfig(v)
@@ -285,15 +291,26 @@ each: load averages, uptime and user idle time.`,
 			if err != nil {
 				return err
 			}
-			latest, err := hoststat.ReadLatest(filepath.Join(cfg.Spool, spool.DirDB))
+			db := filepath.Join(cfg.Spool, spool.DirDB)
+			latest, err := hoststat.ReadLatest(db)
 			if err != nil && !errors.Is(err, os.ErrNotExist) {
+				return err
+			}
+			down, err := hoststat.Down(db)
+			if err != nil {
 				return err
 			}
 			rows := make([]hostRow, len(hs))
 			for i, h := range hs {
-				rows[i].Host = h
+				rows[i].Host, rows[i].State = h, "up"
+				if a, err := h.Addr(); err == nil {
+					rows[i].Kind = a.Kind
+				}
 				if s, ok := latest[h.Name]; ok {
 					rows[i].Stats = &s
+				}
+				if d, ok := down[h.Name]; ok {
+					rows[i].State, rows[i].Down = "down", &d
 				}
 			}
 			w := cmd.OutOrStdout()
@@ -301,8 +318,18 @@ each: load averages, uptime and user idle time.`,
 				return json.NewEncoder(w).Encode(map[string]any{"hosts": rows})
 			}
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tARCH\tCLUSTER\tADDRESS\tLOAD(1,5,15)\tUPTIME\tUSER IDLE\tSAMPLED")
+			fmt.Fprintln(tw, "NAME\tSTATE\tARCH\tCLUSTER\tADDRESS\tLOAD(1,5,15)\tUPTIME\tUSER IDLE\tSAMPLED")
+			now := time.Now()
+			var reasons []string
 			for _, r := range rows {
+				state, cluster := r.State, r.Cluster
+				if d := r.Down; d != nil {
+					state = "down " + now.Sub(d.Since).Round(time.Second).String()
+					reasons = append(reasons, fmt.Sprintf("%s: down since %s: %s", r.Name, d.Since.Local().Format(time.DateTime), d.Reason))
+				}
+				if r.Kind == hoststat.KindSlurm {
+					cluster += " (Slurm)"
+				}
 				load, up, idle, at := "-", "-", "-", "no sample yet"
 				if s := r.Stats; s != nil {
 					load = fmt.Sprintf("%.2f %.2f %.2f", s.Load1, s.Load5, s.Load15)
@@ -318,9 +345,15 @@ each: load averages, uptime and user idle time.`,
 				if addr == "" {
 					addr = "local"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, r.Arch, r.Cluster, addr, load, up, idle, at)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.Name, state, r.Arch, cluster, addr, load, up, idle, at)
 			}
-			return tw.Flush()
+			if err := tw.Flush(); err != nil {
+				return err
+			}
+			if len(reasons) > 0 {
+				fmt.Fprintf(w, "\n%s\n", strings.Join(reasons, "\n"))
+			}
+			return nil
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
