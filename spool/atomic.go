@@ -2,7 +2,9 @@ package spool
 
 import (
 	"errors"
+	"fmt"
 	"os"
+	"path/filepath"
 
 	"msched/atomicfile"
 )
@@ -44,6 +46,52 @@ func (s *Spool) write(dir, name string, data []byte, syncDir bool) error {
 	return atomicfile.WriteNoDirSync(s.stage, dir, name, data)
 }
 
+// PrivatePerm is the mode of a file written for one user only (a job's
+// report, when the daemons run as root): its owner reads it, nobody else.
+const PrivatePerm = 0o600
+
+// writeOwned writes data to dir/name atomically as a file of uid's with
+// mode PrivatePerm. The temporary, in the view's staging directory, is
+// created 0600 and given to uid before a byte is written, fsynced, then
+// renamed into place: at no instant can another user read it, not even
+// through the temporary. Not through the pool: a pool reuses only its own
+// user's files. Only root may give a file to another uid. sync false
+// leaves the directory's fsync to a later one (a Batch's Commit).
+func (s *Spool) writeOwned(dir, name string, data []byte, uid int, sync bool) error {
+	if !plainName(name) {
+		return fmt.Errorf("spool: write %s: bad name %q", dir, name)
+	}
+	f, err := os.CreateTemp(s.stage, "."+name+".*") // mode 0600
+	if err != nil {
+		return fmt.Errorf("spool: write: %w", err)
+	}
+	tmp := f.Name()
+	err = f.Chown(uid, -1)
+	if err == nil {
+		err = f.Chmod(PrivatePerm)
+	}
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp, filepath.Join(dir, name))
+	}
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("spool: write %s for uid %d: %w", name, uid, err)
+	}
+	if sync {
+		return syncDir(dir)
+	}
+	return nil
+}
+
 // discard removes a file whose content has served (a judged claim, a
 // reported job file): into the view's pool for reuse when it has one, else
 // deleted.
@@ -52,6 +100,15 @@ func (s *Spool) discard(path string) error {
 		return s.pool.Adopt(path)
 	}
 	return os.Remove(path)
+}
+
+// discardClaim is discard for a judged claim, which may be a directory
+// (see removeClaim); a pool takes only regular files of its own.
+func (s *Spool) discardClaim(path string) error {
+	if fi, err := os.Lstat(path); err == nil && fi.IsDir() {
+		return removeClaim(path)
+	}
+	return s.discard(path)
 }
 
 func syncDir(dir string) error { return atomicfile.SyncDir(dir) }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -26,52 +25,24 @@ const claimPrefix = "claim."
 
 // Claim is a submission taken from submitted/ by init.
 type Claim struct {
-	JID       string
-	Name      string    // the file's name in submitted/
-	Data      []byte    // the submitted bytes, verbatim
-	User      string    // the submitter: the file owner's login name
+	JID  string
+	Name string // the file's name in submitted/
+	Data []byte // the submitted bytes, verbatim; nil when Refused (see there)
+	// User and UID are the submitter: the owner of the file init read (its
+	// fstat), or of the entry init could not read (its lstat), and that
+	// owner's login name ("uid1234" when it has none).
+	User      string
+	UID       int
 	ArrivedAt time.Time // when the file last changed in submitted/ (ctime), UTC
+	// Refused says why the claimed entry is no submission init may judge: a
+	// symbolic link, not a regular file, unreadable, larger than
+	// MaxJobFile, or another user's file when the daemons run as an
+	// ordinary user. "" when Data holds the file. A refused claim is
+	// rejected with this reason (Job's error); of a file too large Data
+	// keeps its first few KiB for the report, of the others nothing.
+	Refused string
 
 	file string // name in tmp/
-}
-
-// Submit adds a job file to submitted/ atomically (written as a dot-file,
-// fsynced, then linked into place), for `msched submit`. The name is made
-// unique by a numeric suffix if needed; the chosen name is returned.
-func (s *Spool) Submit(name string, data []byte) (string, error) {
-	base := filepath.Base(name)
-	if base == "." || base == "/" || base[0] == '.' {
-		base = "job" + strings.TrimLeft(base, "./")
-	}
-	dir := s.Dir(Submitted)
-	p, err := NewPendingFile("", dir, base)
-	if err != nil {
-		return "", err
-	}
-	defer p.Cleanup()
-	if _, err := p.Write(data); err != nil {
-		return "", fmt.Errorf("spool: submit: %w", err)
-	}
-	if err := p.Chmod(FilePerm); err != nil {
-		return "", fmt.Errorf("spool: submit: %w", err)
-	}
-	if err := p.Sync(); err != nil {
-		return "", fmt.Errorf("spool: submit: %w", err)
-	}
-	// link(2) refuses to replace an existing name, which rename(2) would not.
-	for i := 1; ; i++ {
-		final := base
-		if i > 1 {
-			final = fmt.Sprintf("%s-%d", base, i)
-		}
-		err := os.Link(p.File.Name(), filepath.Join(dir, final))
-		if errors.Is(err, os.ErrExist) {
-			continue
-		} else if err != nil {
-			return "", fmt.Errorf("spool: submit: %w", err)
-		}
-		return final, syncDir(dir) // Cleanup removes the dot-file
-	}
 }
 
 // Claim takes submitted/<name> for init (see above). The error wraps
@@ -92,7 +63,9 @@ func (s *Spool) Claim(name string) (*Claim, error) {
 // them in arrival order, so JIDs follow arrival), as Claim does one, with
 // one JID allocation and one fsync of tmp/ and of submitted/ for the whole
 // batch: a burst of submissions shares its fsyncs. Claims are returned in
-// order; a name that could not be claimed is left out and its error (ErrNotFound
+// order; what was renamed but is no file init may read (a race can swap
+// in a link or a FIFO after the check) comes back Refused, to be rejected;
+// a name that could not be claimed is left out and its error (ErrNotFound
 // wrapped if it is gone) is in errs. err is for the batch as a whole: no
 // JIDs, or the directories could not be synced (then no claim is returned;
 // the renamed files are claims that RecoverClaims finds at the next start).
@@ -174,7 +147,11 @@ func (s *Spool) ClaimAll(names []string) (claims []*Claim, errs map[string]error
 // RecoverClaims is init's recovery at start. A claim whose JID is already in
 // a state directory was moved before a crash and only its removal was lost:
 // it is removed. The others are returned, to be judged again under the JIDs
-// they already have.
+// they already have; one that cannot be read comes back Refused, to be
+// rejected, so that no claim can stop init from starting (a claim is in
+// tmp/ because a user's file was renamed there, and the user chose what it
+// is). err joins the claims that could not be removed and a failure of
+// tmp/ itself; the claims returned are all the others, whatever err says.
 func (s *Spool) RecoverClaims() ([]*Claim, error) {
 	if err := s.mayWrite("recover claims", Submitted); err != nil {
 		return nil, err
@@ -184,28 +161,36 @@ func (s *Spool) RecoverClaims() ([]*Claim, error) {
 		return nil, err
 	}
 	var out []*Claim
+	var errs []error
 	for _, f := range names {
 		jid, _, _, _ := splitClaim(f)
 		if s.inAState(jid) {
-			if err := os.Remove(filepath.Join(s.tmp, f)); err != nil && !os.IsNotExist(err) {
-				return nil, fmt.Errorf("spool: recover claims: %w", err)
+			if err := removeClaim(filepath.Join(s.tmp, f)); err != nil && !os.IsNotExist(err) {
+				errs = append(errs, fmt.Errorf("spool: recover claims: %w", err))
 			}
 			continue
 		}
 		c, err := s.loadClaim(f)
-		if err != nil {
-			return nil, err
+		if errors.Is(err, ErrNotFound) {
+			continue
+		} else if err != nil {
+			errs = append(errs, err)
+			continue
 		}
 		out = append(out, c)
 	}
-	return out, syncDir(s.tmp)
+	return out, errors.Join(append(errs, syncDir(s.tmp))...)
 }
 
 // Job parses the claimed bytes as a submission (strictly; daemon sections
-// are refused) and fills in what init knows: JID, user, submitted_at and the
-// first history entry. The job is then in state Submitted, ready for
-// Move(j, Submitted, Queued, …) or Move(j, Submitted, Rejected, …).
+// are refused) and fills in what init knows: JID, user, uid, submitted_at
+// and the first history entry. The job is then in state Submitted, ready
+// for Move(j, Submitted, Queued, …) or Move(j, Submitted, Rejected, …). A
+// Refused claim is a *ParseError with the refusal as its one problem.
 func (c *Claim) Job() (*Job, error) {
+	if c.Refused != "" {
+		return nil, &ParseError{File: c.Name, Problems: []Problem{{Msg: c.Refused}}}
+	}
 	j, err := parseSubmission(c.Name, c.Data)
 	if err != nil {
 		return nil, err
@@ -215,13 +200,15 @@ func (c *Claim) Job() (*Job, error) {
 }
 
 // Rejection is the wrapper job file for a submission init rejects: it keeps
-// the submitted bytes verbatim in `original`, the reason in `reason`, and
-// whatever name and notify address can be salvaged from the bytes, so the
-// reaper can tell the user why. Move it with Move(j, Submitted, Rejected, …).
+// the submitted bytes verbatim in `original` (what Data holds: nothing of a
+// refused claim but the start of one too large), the reason in `reason`,
+// and whatever name and notify address can be salvaged from the bytes, so
+// the reaper can tell the user why. Move it with Move(j, Submitted,
+// Rejected, …).
 func (c *Claim) Rejection(reason string) *Job {
 	j := &Job{Reason: reason, Original: string(c.Data), Name: c.Name}
 	var loose map[string]any
-	if yaml.Unmarshal(c.Data, &loose) == nil {
+	if c.Refused == "" && yaml.Unmarshal(c.Data, &loose) == nil {
 		if v, ok := loose["name"].(string); ok && v != "" {
 			j.Name = v
 		}
@@ -234,7 +221,8 @@ func (c *Claim) Rejection(reason string) *Job {
 }
 
 func (c *Claim) stamp(j *Job) {
-	j.JID, j.User, j.SubmittedAt = c.JID, c.User, c.ArrivedAt
+	uid := c.UID
+	j.JID, j.User, j.UID, j.SubmittedAt = c.JID, c.User, &uid, c.ArrivedAt
 	j.History = []Event{{State: Submitted, At: c.ArrivedAt, Note: "as " + c.Name}}
 	j.state, j.file = Submitted, c.file
 }
@@ -302,43 +290,59 @@ func splitClaim(f string) (jid string, arrived time.Time, name string, ok bool) 
 	return parts[0], time.Unix(0, ns).UTC(), parts[2], true
 }
 
+// loadClaim reads a claim through readUntrusted: the one read of the bytes
+// init judges, and of their owner. What cannot be read is a Refused claim,
+// not an error (see RecoverClaims). The error wraps ErrNotFound if the
+// claim is gone.
 func (s *Spool) loadClaim(file string) (*Claim, error) {
 	jid, arrived, name, ok := splitClaim(file)
 	if !ok {
 		return nil, fmt.Errorf("spool: claim: bad claim file %q", file)
 	}
-	p := filepath.Join(s.tmp, file)
-	fi, err := os.Lstat(p)
-	if os.IsNotExist(err) {
+	c := &Claim{JID: jid, Name: name, ArrivedAt: arrived, file: file}
+	u, err := readUntrusted(s.tmp, file, MaxJobFile)
+	var ue *untrustedError
+	switch {
+	case err == nil:
+		c.Data, c.UID = u.data, u.uid
+	case errors.Is(err, ErrNotFound):
 		return nil, fmt.Errorf("spool: claim %s: %w", jid, ErrNotFound)
-	} else if err != nil {
-		return nil, fmt.Errorf("spool: claim: %w", err)
+	case errors.As(err, &ue):
+		uid, ok := entryOwner(filepath.Join(s.tmp, file))
+		if !ok {
+			return nil, fmt.Errorf("spool: claim %s: %w", jid, ErrNotFound)
+		}
+		c.UID, c.Data = uid, ue.Head
+		c.Refused = ue.Why
+		if ue.Err != nil {
+			c.Refused += ": " + ue.Err.Error()
+		}
+		if ue.Head != nil {
+			c.Refused += fmt.Sprintf("; only its first %d bytes are kept below", len(ue.Head))
+		}
+	default:
+		return nil, fmt.Errorf("spool: claim %s: %w", jid, err)
 	}
-	data, err := os.ReadFile(p)
-	if os.IsNotExist(err) {
-		return nil, fmt.Errorf("spool: claim %s: %w", jid, ErrNotFound)
-	} else if err != nil {
-		return nil, fmt.Errorf("spool: claim: %w", err)
+	c.User = UserName(c.UID)
+	// Daemons that run as an ordinary user run every job as that user:
+	// another user's file would run with the daemons' rights, not its
+	// owner's. Its bytes are not kept either.
+	if euid := os.Geteuid(); euid != 0 && c.UID != euid {
+		c.Data = nil
+		c.Refused = fmt.Sprintf("submitted by %s, but these daemons run as %s and run only %s's jobs",
+			describeUser(c.UID), describeUser(euid), UserName(euid))
 	}
-	return &Claim{JID: jid, Name: name, Data: data, User: fileOwner(fi), ArrivedAt: arrived, file: file}, nil
+	return c, nil
 }
 
-// fileOwner names the submitter from the file's owner uid. When the file is
-// owned by the daemon's own uid (single-user setups, `msched up`), $USER is
-// the better name if set; an unknown uid is shown as "uid1234".
-func fileOwner(fi os.FileInfo) string {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return os.Getenv("USER")
+// removeClaim removes a claim that has served, whatever it is: a claim is
+// a user's entry renamed into tmp/, and a race (doc.go) can make it a
+// directory, which os.Remove would leave in place for ever. RemoveAll
+// removes a tree without following links in it.
+func removeClaim(path string) error {
+	fi, err := os.Lstat(path)
+	if err == nil && fi.IsDir() {
+		return os.RemoveAll(path)
 	}
-	uid := strconv.FormatUint(uint64(st.Uid), 10)
-	if int(st.Uid) == os.Getuid() {
-		if u := os.Getenv("USER"); u != "" {
-			return u
-		}
-	}
-	if u, err := user.LookupId(uid); err == nil {
-		return u.Username
-	}
-	return "uid" + uid
+	return os.Remove(path)
 }

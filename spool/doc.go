@@ -6,7 +6,9 @@
 //
 // Anyone may add a file to submitted/ (Submit, or any program that writes a
 // dot-file and renames it). Anyone may add a request to control/
-// (RequestCancel). Everything else is written by the daemons, and each
+// (RequestCancel). "Anyone" is every local user when the daemons run as
+// root: see "Users and permissions" below. Everything else is written by
+// the daemons, and each
 // state directory has exactly one owner: only the owner edits (Update),
 // moves out of (Move) or removes (Remove) files in it; others read, and add
 // where the table below says so — by being the owner of the source of a
@@ -64,8 +66,12 @@
 //     unset and reason set. The run daemon moves runnable → running before it
 //     starts the process, so a crash can never leave a started job in
 //     runnable/ to be started again.
-//   - Cancel. `msched cancel J` writes control/cancel.J. The owner of the
-//     state the job is in acts and removes the request: a job that never ran
+//   - Cancel. `msched cancel J` writes control/cancel.J.<uid> (the
+//     requester's uid; cancel.J, the name before uids, is still read). Only
+//     the job's owner (its uid) or root may cancel it (Control.Allowed, the
+//     one rule, asked by sched, run, the reaper and the command); a request
+//     from anyone else is removed and logged with who tried. Otherwise the
+//     owner of the state the job is in acts and removes the request: a job that never ran
 //     (queued, scheduling, runnable) goes to rejected/ with reason
 //     "cancelled" — rejected, not exited, because it has no exit status and
 //     no output to report; a running job is signalled, cancel_requested is
@@ -85,13 +91,28 @@
 //
 // # Submissions and claims
 //
-// submitted/ is the one directory anyone may write, so init never edits a
+// submitted/ is a directory anyone may write, so init never edits a
 // file there. Claim allocates a JID and renames submitted/<name> to
 // tmp/claim.<JID>.<arrival>.<name>: the bytes init judges can no longer
 // change, a later file of the same name is a new submission, and daemon
-// sections in a submission (jid, user, history, …) are refused, so a user
-// cannot forge them. Move(j, Submitted, …) then writes the job to the
+// sections in a submission (jid, user, uid, history, …) are refused, so a
+// user cannot forge them. Move(j, Submitted, …) then writes the job to the
 // destination and removes the claim.
+//
+// What was renamed is whatever the user had put under that name by then:
+// init's check before the rename (a regular file?) and the rename are not
+// one step, and a user who swaps a file and a symbolic link under one name
+// wins the race often. So a claim is read once, through one descriptor
+// (readUntrusted: opened relative to tmp/ with O_NOFOLLOW|O_NONBLOCK, a
+// regular file of at most MaxJobFile bytes by its fstat, read through that
+// descriptor up to MaxJobFile+1 bytes), and the job's uid and user are the
+// owner of that descriptor's file. A claim that is not such a file (a
+// link, a FIFO, a directory, a socket, too large, unreadable) is Refused:
+// rejected with what it is as the reason, under its entry's owner (lstat),
+// like any bad submission; it never stops ClaimAll or RecoverClaims, so no
+// user can keep init from starting. A rejection keeps the submitted bytes,
+// except of a file over MaxJobFile (its first 4 KiB) and of a refused
+// entry (none).
 //
 // Submitters should write a dot-file and rename it into submitted/ (Submit
 // does). A file written in place may be claimed half-written; it is then
@@ -169,6 +190,39 @@
 // and go-maildir leave the directory fsync to the caller; the spool does it.
 // On NFS none of this holds (rename and fsync are not atomic or durable in
 // the same way): keep the spool on a local file system.
+//
+// # Users and permissions
+//
+// The daemons run as root to serve every local user, or as one ordinary
+// user to serve that user alone; Create sets the spool up for either.
+//
+// As root, Create makes submitted/ and control/ mode 1777, as /tmp: every
+// local user may submit a job and ask for a cancel, and the sticky bit
+// keeps each from removing or renaming anyone else's file there (a user
+// cannot withdraw or replace another's submission or request). The other
+// directories are 0755: everyone may read job files (the web page,
+// `msched status`), only the daemons write; tmp/, where claims are, is
+// not writable by users, so a claim cannot be touched after init took it.
+// Running Create again as root repairs these modes. A job is its
+// submitter's: init takes the owner of the submitted file as its uid and
+// user (a user cannot forge another's file: chown is root's), the job runs
+// as that uid, a cancel is honoured only from it or root, and its report
+// (reports/<JID>.txt, with the job's output) is written owned by it with
+// mode 0600, readable by nobody else. The web page shows output and
+// reports only to the operator (web.token), and a resubmission it makes is
+// the job owner's file, not root's.
+//
+// As an ordinary user, Create makes every directory 0755 (and leaves
+// existing ones alone): only that user writes the spool, and init rejects
+// a submission owned by anyone else ("submitted by bob (uid 1002), but
+// these daemons run as alice (uid 1001) and run only alice's jobs"), since
+// a job there would run with alice's rights.
+//
+// Whatever a user puts in submitted/ or control/ is untrusted: the daemons
+// read it only through readUntrusted (no link followed, no blocking open,
+// a regular file within a bound: MaxJobFile for a job file, MaxControl for
+// a request), and what is no such file is rejected (a claim) or removed
+// and logged (a request), never fatal.
 //
 // # Waking up
 //

@@ -92,7 +92,7 @@ func (s *Spool) move(j *Job, from, to State, note string, b *Batch) error {
 			j.state, j.file = to, j.JID
 			return nil
 		}
-		if err := s.discard(src); err != nil {
+		if err := s.discardClaim(src); err != nil {
 			return fmt.Errorf("spool: move %s: remove claim: %w", j.JID, err)
 		}
 		j.state, j.file = to, j.JID
@@ -158,6 +158,16 @@ func (b *Batch) WriteFile(dir, name string, data []byte) error {
 	return nil
 }
 
+// WriteFileFor is WriteFile for a file only uid may read, owned by uid with
+// mode PrivatePerm (the reaper's reports when the daemons run as root).
+func (b *Batch) WriteFileFor(dir, name string, data []byte, uid int) error {
+	if err := b.s.writeOwned(dir, name, data, uid, false); err != nil {
+		return err
+	}
+	b.add(dir, "")
+	return nil
+}
+
 // Remove is Spool.Remove, made durable by Commit.
 func (b *Batch) Remove(j *Job) error { return b.s.remove(j, b) }
 
@@ -184,7 +194,7 @@ func (b *Batch) Commit() error {
 		// Only now are the jobs durably in their new state: a claim
 		// removed before would lose its job to a crash.
 		for _, c := range b.claims {
-			if err := b.s.discard(c); err != nil && !os.IsNotExist(err) {
+			if err := b.s.discardClaim(c); err != nil && !os.IsNotExist(err) {
 				errs = append(errs, fmt.Errorf("spool: remove claim: %w", err))
 			}
 		}

@@ -13,8 +13,16 @@ import (
 	"msched/atomicfile"
 )
 
-// DirPerm is the mode of the spool directories.
+// DirPerm is the mode of the spool directories that only the daemons
+// write: everyone may read them (the web page, `msched status`).
 const DirPerm = 0o755
+
+// SharedDirPerm is the mode of submitted/ and control/ in a spool made by
+// root: every local user may add a submission or a request there, and the
+// sticky bit keeps each user from removing or renaming anyone else's
+// file, as in /tmp. Root's daemons are then the only readers that matter,
+// and they read those files as untrusted (readUntrusted).
+const SharedDirPerm = os.ModeSticky | 0o777
 
 // ErrNotFound is returned (wrapped) when a job is not where it was looked for.
 var ErrNotFound = errors.New("not found")
@@ -60,15 +68,34 @@ func (s *Spool) mayWrite(op string, st State) error {
 }
 
 // Create makes the spool layout under dir (every state directory plus tmp,
-// control, output, reports, db), mode 0755, leaving whatever exists alone,
-// and opens it. It is idempotent.
+// control, output, reports, db) and opens it. It is idempotent. Run as
+// root (daemons that serve every local user), it also sets the modes of
+// the layout, new or not: submitted/ and control/ SharedDirPerm, the others
+// DirPerm (see doc.go, "Users and permissions"). Run as anyone else, new
+// directories are DirPerm and existing ones are left alone: daemons running
+// as one user serve only that user.
 func Create(dir string) (*Spool, error) {
+	root := os.Geteuid() == 0
 	for _, d := range layout() {
-		if err := os.MkdirAll(filepath.Join(dir, d), DirPerm); err != nil {
+		p := filepath.Join(dir, d)
+		if err := os.MkdirAll(p, DirPerm); err != nil {
 			return nil, fmt.Errorf("spool: create: %w", err)
+		}
+		if root {
+			if err := os.Chmod(p, layoutMode(d)); err != nil {
+				return nil, fmt.Errorf("spool: create: %w", err)
+			}
 		}
 	}
 	return Open(dir)
+}
+
+// layoutMode is the mode Create gives directory d of the layout as root.
+func layoutMode(d string) os.FileMode {
+	if d == string(Submitted) || d == DirControl {
+		return SharedDirPerm
+	}
+	return DirPerm
 }
 
 // Open opens an existing spool. Every directory of the layout must exist

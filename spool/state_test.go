@@ -137,9 +137,13 @@ func TestSpool_CreateIsIdempotentAndOpenChecks(t *testing.T) {
 		t.Fatalf("Create again lost a job: %v", err)
 	}
 	for _, d := range layout() {
+		want := os.FileMode(DirPerm)
+		if os.Geteuid() == 0 {
+			want = layoutMode(d) // TestCreate_Modes
+		}
 		fi, err := os.Stat(s.root + "/" + d)
-		if err != nil || fi.Mode().Perm() != DirPerm {
-			t.Errorf("%s: %v %v", d, fi.Mode(), err)
+		if err != nil || fi.Mode()&(os.ModePerm|os.ModeSticky) != want {
+			t.Errorf("%s: %v %v, want %v", d, fi.Mode(), err, want)
 		}
 	}
 	if err := os.Remove(s.Path(DirControl)); err != nil {

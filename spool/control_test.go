@@ -1,0 +1,156 @@
+package spool
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// Entries in control/ with a request's name that are no requests (a FIFO
+// made sched block for ever; a link to /dev/zero made sched, run and the
+// reaper read until they ran out of memory) are returned promptly, marked
+// as junk with what they are, and removed by DiscardControl; the one real
+// request beside them is read with its sender's uid.
+func TestControl_FIFOAndSymlink(t *testing.T) {
+	needRoot(t)
+	s := newSpool(t)
+	dir := s.Path(DirControl)
+	secretPath, secret := secretFile(t)
+	junk := map[string]struct {
+		make func(p string) error
+		want string
+	}{
+		"cancel.J000042":                         {func(p string) error { return syscall.Mkfifo(p, 0o666) }, "a FIFO"},
+		"cancel.J000043":                         {func(p string) error { return os.Symlink("/dev/zero", p) }, "a symbolic link"},
+		"cancel.J000044." + fmt.Sprint(attacker): {func(p string) error { return os.Symlink(secretPath, p) }, "a symbolic link"},
+		"cancel.J000045":                         {func(p string) error { return os.WriteFile(p, make([]byte, 2*MaxControl), 0o644) }, "too large"},
+		"cancel.J000046":                         {func(p string) error { return os.Mkdir(p, 0o755) }, "a directory"},
+	}
+	for name, j := range junk {
+		p := filepath.Join(dir, name)
+		if err := j.make(p); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Lchown(p, attacker, attacker); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.RequestCancel("J000047"); err != nil {
+		t.Fatal(err)
+	}
+	var cs []Control
+	var err error
+	within(t, "Controls", func() { cs, err = s.Controls() })
+	if err != nil || len(cs) != len(junk)+1 {
+		t.Fatalf("Controls: %d, %v; want %d", len(cs), err, len(junk)+1)
+	}
+	for _, c := range cs {
+		if c.JID == "J000047" {
+			if c.Junk != "" || c.UID != 0 || c.At.IsZero() {
+				t.Errorf("the real request: %+v", c)
+			}
+			continue
+		}
+		want := junk[c.File()].want
+		if want == "" || !strings.Contains(c.Junk, want) || c.UID != attacker {
+			t.Errorf("%s: junk %q from uid %d; want %q from uid %d", c.File(), c.Junk, c.UID, want, attacker)
+		}
+		if strings.Contains(c.Junk, secret) {
+			t.Errorf("%s: the secret in the junk's description", c.File())
+		}
+		removed, err := s.DiscardControl(c)
+		if err != nil || !removed {
+			t.Errorf("discard %s: %v %v", c.File(), removed, err)
+		}
+		if removed, err := s.DiscardControl(c); removed || err != nil {
+			t.Errorf("discard %s again: %v %v; want nothing to do", c.File(), removed, err)
+		}
+	}
+	left, _ := os.ReadDir(dir)
+	if len(left) != 1 {
+		t.Errorf("control/ holds %d entries after the junk went; want the one request", len(left))
+	}
+	grepSpool(t, s, secret)
+}
+
+// Requests are named by their sender's uid, so that two users' requests
+// for one job never collide (in a sticky control/ neither could replace
+// the other's); the name written before uids, cancel.<JID>, is still read.
+// Who sent a request is its file's owner, whatever the name says.
+func TestControl_Naming(t *testing.T) {
+	needRoot(t)
+	s := newSpool(t)
+	dir := s.Path(DirControl)
+	if err := s.RequestCancel("J000001"); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.RequestCancel("J000001"); err != nil { // idempotent
+		t.Fatal(err)
+	}
+	for name, uid := range map[string]int{
+		"cancel.J000001." + fmt.Sprint(attacker): attacker,
+		"cancel.J000002":                         attacker, // the old name
+		"cancel.J000003.0":                       attacker, // claims root's name; the owner is who sent it
+		"cancel.J000004.x":                       0,        // not a request's name: left alone
+		"cancel.J000004.+1":                      0,
+	} {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte("2026-01-02T03:04:05Z\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Lchown(p, uid, uid); err != nil {
+			t.Fatal(err)
+		}
+	}
+	cs, err := s.Controls()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range cs {
+		got = append(got, fmt.Sprintf("%s %s uid %d", c.File(), c.JID, c.UID))
+	}
+	want := []string{
+		"cancel.J000001.0 J000001 uid 0",
+		fmt.Sprintf("cancel.J000001.%d J000001 uid %d", attacker, attacker),
+		fmt.Sprintf("cancel.J000002 J000002 uid %d", attacker),
+		fmt.Sprintf("cancel.J000003.0 J000003 uid %d", attacker),
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// Only a job's owner or root may cancel it; the refusal says who may. A job
+// file from before uids were recorded is matched by its user's name.
+func TestCancel_OnlyOwnerOrRoot(t *testing.T) {
+	bob := 1002
+	j := &Job{JID: "J000042", User: "bob", UID: &bob}
+	legacy := &Job{JID: "J000043", User: "nobody"} // no uid recorded; nobody is 65534 on Debian
+	for _, c := range []struct {
+		job  *Job
+		uid  int
+		want string // "" allowed
+	}{
+		{j, 0, ""},
+		{j, bob, ""},
+		{j, 1003, "spool: J000042 belongs to bob; only bob or root may cancel it"},
+		{j, 65534, "spool: J000042 belongs to bob; only bob or root may cancel it"},
+		{legacy, 0, ""},
+		{legacy, 1003, "spool: J000043 belongs to nobody; only nobody or root may cancel it"},
+		{&Job{JID: "J000044"}, 1003, "spool: J000044 has no recorded owner; only root may cancel it"},
+	} {
+		err := Control{Kind: Cancel, JID: c.job.JID, UID: c.uid}.Allowed(c.job)
+		if got := fmt.Sprint(err); (c.want == "" && err != nil) || (c.want != "" && got != c.want) {
+			t.Errorf("%s by uid %d: %v; want %q", c.job.JID, c.uid, err, c.want)
+		}
+	}
+	if UserName(65534) == "nobody" {
+		if err := (Control{Kind: Cancel, JID: legacy.JID, UID: 65534}).Allowed(legacy); err != nil {
+			t.Errorf("legacy job by its user: %v", err)
+		}
+	}
+}

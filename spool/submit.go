@@ -1,0 +1,141 @@
+package spool
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+
+	"gopkg.in/yaml.v3"
+)
+
+// Submit adds a job file to submitted/ atomically (written as a dot-file,
+// fsynced, then linked into place), for `msched submit`. The name is made
+// unique by a numeric suffix if needed; the chosen name is returned. The
+// file is owned by the caller, which init takes for the job's user.
+func (s *Spool) Submit(name string, data []byte) (string, error) {
+	return s.submit(name, data, -1)
+}
+
+// SubmitAs is Submit for a file owned by uid: the web page resubmitting a
+// user's job as root (init runs a job as its file's owner, so a file root
+// wrote would run as root). The dot-file is given to uid before it is
+// linked into submitted/, so the submission never exists as anyone else's.
+// Only root may give a file away; for anyone else it is an error unless uid
+// is the caller's own.
+func (s *Spool) SubmitAs(name string, data []byte, uid int) (string, error) {
+	if uid < 0 {
+		return "", fmt.Errorf("spool: submit: bad uid %d", uid)
+	}
+	return s.submit(name, data, uid)
+}
+
+func (s *Spool) submit(name string, data []byte, uid int) (string, error) {
+	if len(data) > MaxJobFile {
+		return "", fmt.Errorf("spool: submit %s: %d bytes, over the limit of %d bytes (%s) for a job file",
+			name, len(data), MaxJobFile, humanBytes(MaxJobFile))
+	}
+	base := filepath.Base(name)
+	if base == "." || base == "/" || base[0] == '.' {
+		base = "job" + strings.TrimLeft(base, "./")
+	}
+	dir := s.Dir(Submitted)
+	p, err := NewPendingFile("", dir, base)
+	if err != nil {
+		return "", err
+	}
+	defer p.Cleanup()
+	if uid >= 0 && uid != os.Geteuid() {
+		if err := p.Chown(uid, -1); err != nil {
+			return "", fmt.Errorf("spool: submit as %s: %w", describeUser(uid), err)
+		}
+	}
+	if _, err := p.Write(data); err != nil {
+		return "", fmt.Errorf("spool: submit: %w", err)
+	}
+	if err := p.Chmod(FilePerm); err != nil {
+		return "", fmt.Errorf("spool: submit: %w", err)
+	}
+	if err := p.Sync(); err != nil {
+		return "", fmt.Errorf("spool: submit: %w", err)
+	}
+	// link(2) refuses to replace an existing name, which rename(2) would not.
+	for i := 1; ; i++ {
+		final := base
+		if i > 1 {
+			final = fmt.Sprintf("%s-%d", base, i)
+		}
+		err := os.Link(p.File.Name(), filepath.Join(dir, final))
+		if errors.Is(err, os.ErrExist) {
+			continue
+		} else if err != nil {
+			return "", fmt.Errorf("spool: submit: %w", err)
+		}
+		return final, syncDir(dir) // Cleanup removes the dot-file
+	}
+}
+
+// SetSubmitDir returns the job file data with submit_dir: dir added (where
+// `msched submit` ran: relative paths in the job resolve against it), or
+// data itself if the file sets submit_dir. The user's text is kept as it is:
+// the field is appended as one line at the end, unless that would not parse
+// as the same job (a flow mapping, an end-of-document marker), in which case
+// the document is re-encoded from its YAML tree, which keeps comments but
+// not always the layout. data must parse (Parse) before and does after.
+func SetSubmitDir(data []byte, dir string) ([]byte, error) {
+	if !filepath.IsAbs(dir) {
+		return nil, fmt.Errorf("spool: submit_dir %q is not an absolute path", dir)
+	}
+	want, err := Parse("job", data)
+	if err != nil {
+		return nil, err
+	}
+	if want.SubmitDir != "" {
+		return data, nil
+	}
+	want.SubmitDir = filepath.Clean(dir)
+	same := func(out []byte) bool {
+		got, err := Parse("job", out)
+		return err == nil && reflect.DeepEqual(got, want)
+	}
+
+	value, err := yaml.Marshal(want.SubmitDir) // quoted as YAML needs it
+	if err != nil {
+		return nil, fmt.Errorf("spool: submit_dir: %w", err)
+	}
+	var line bytes.Buffer
+	line.Write(data)
+	if len(data) > 0 && data[len(data)-1] != '\n' {
+		line.WriteByte('\n')
+	}
+	line.WriteString("submit_dir: ")
+	line.Write(value)
+	if out := line.Bytes(); same(out) {
+		return out, nil
+	}
+
+	var root yaml.Node
+	if err := yaml.Unmarshal(data, &root); err != nil || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
+		return nil, fmt.Errorf("spool: submit_dir: cannot add it to this job file")
+	}
+	doc := root.Content[0]
+	doc.Content = append(doc.Content,
+		&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "submit_dir"},
+		&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: want.SubmitDir})
+	var out bytes.Buffer
+	enc := yaml.NewEncoder(&out)
+	enc.SetIndent(2)
+	if err := enc.Encode(&root); err != nil {
+		return nil, fmt.Errorf("spool: submit_dir: %w", err)
+	}
+	if err := enc.Close(); err != nil {
+		return nil, fmt.Errorf("spool: submit_dir: %w", err)
+	}
+	if !same(out.Bytes()) {
+		return nil, fmt.Errorf("spool: submit_dir: cannot add it to this job file without changing it; add submit_dir: %s yourself", want.SubmitDir)
+	}
+	return out.Bytes(), nil
+}

@@ -1,0 +1,48 @@
+package spool
+
+import (
+	"strings"
+	"testing"
+)
+
+// msched submit records where it ran: submit_dir is added as one line at
+// the end when that parses as the same job (the user's text and comments
+// kept byte for byte), else by re-encoding the YAML tree; a file that sets
+// submit_dir keeps it.
+func TestSetSubmitDir(t *testing.T) {
+	const dir = "/home/alice/runs"
+	for _, c := range []struct {
+		name, in, dir string
+		want          string // exact output; "" only checked to parse
+		wantDir       string
+	}{
+		{"block mapping with comments", "# my job\nname: x   # the name\ncommand: [\"./a\"]\n", dir,
+			"# my job\nname: x   # the name\ncommand: [\"./a\"]\nsubmit_dir: /home/alice/runs\n", dir},
+		{"no final newline", "command: [\"./a\"]", dir, "command: [\"./a\"]\nsubmit_dir: /home/alice/runs\n", dir},
+		{"sets it itself", "command: [\"./a\"]\nsubmit_dir: /elsewhere\n", dir, "command: [\"./a\"]\nsubmit_dir: /elsewhere\n", "/elsewhere"},
+		{"needs quoting", "command: [\"./a\"]\n", "/tmp/a: b #c", "command: [\"./a\"]\nsubmit_dir: '/tmp/a: b #c'\n", "/tmp/a: b #c"},
+		{"flow mapping", "{command: [\"./a\"], name: x}\n", dir, "", dir},
+		{"document end marker", "command: [\"./a\"]\n...\n", dir, "", dir},
+		{"document start marker", "---\n# c\ncommand: [\"./a\"]\n", dir, "---\n# c\ncommand: [\"./a\"]\nsubmit_dir: /home/alice/runs\n", dir},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := SetSubmitDir([]byte(c.in), c.dir)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.want != "" && string(out) != c.want {
+				t.Errorf("got:\n%s\nwant:\n%s", out, c.want)
+			}
+			j, err := Parse("job.yaml", out)
+			if err != nil {
+				t.Fatalf("%s: %v", out, err)
+			}
+			if j.SubmitDir != c.wantDir || j.Command[0] != "./a" {
+				t.Errorf("parsed: submit_dir %q command %q", j.SubmitDir, j.Command)
+			}
+		})
+	}
+	if _, err := SetSubmitDir([]byte("command: [a]\n"), "rel/dir"); err == nil || !strings.Contains(err.Error(), "absolute") {
+		t.Errorf("relative dir: %v", err)
+	}
+}

@@ -1,0 +1,239 @@
+package spool
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"strconv"
+	"sync"
+	"syscall"
+	"unicode/utf8"
+
+	"golang.org/x/sys/unix"
+)
+
+// submitted/ and control/ are written by every local user (doc.go, "Users
+// and permissions"), and the daemons that read them may run as root. A file
+// there is what its writer made it at the instant it is opened: a symbolic
+// link to /etc/shadow, a FIFO that blocks the reader forever, a link to
+// /dev/zero that never ends, a file that grows while it is read. So such a
+// file is opened once, without following a link and without blocking, and
+// everything the daemons learn about it comes from that one descriptor: its
+// type, size and owner from fstat, its bytes from read. Nothing is looked up
+// by name a second time.
+
+// MaxJobFile bounds a job file. A job file is a few hundred bytes of YAML;
+// a megabyte is thousands of times that, and it bounds what init holds in
+// memory for one submission (a 200 MB file once made init use 3.5 GB: the
+// bytes, the YAML tree and the rejection that kept them).
+const MaxJobFile = 1 << 20
+
+// MaxControl bounds a control request, whose content is one timestamp.
+const MaxControl = 4 << 10
+
+// oversizeKept is how much of a submission over MaxJobFile its rejection
+// keeps as original: enough for the user to recognise the file, not so much
+// that a report carries it.
+const oversizeKept = 4 << 10
+
+// untrusted is a file read from a directory that users write.
+type untrusted struct {
+	data []byte
+	uid  int
+}
+
+// untrustedError says why a file in a directory users write is not one the
+// spool will read. Why is the user's wording; Err, if any, the system's.
+type untrustedError struct {
+	Why string
+	Err error
+	// Head is the start of a file that is too large (at most
+	// oversizeKept bytes); nil otherwise.
+	Head []byte
+}
+
+func (e *untrustedError) Error() string {
+	if e.Err != nil {
+		return "spool: " + e.Why + ": " + e.Err.Error()
+	}
+	return "spool: " + e.Why
+}
+
+func (e *untrustedError) Unwrap() error { return e.Err }
+
+// readUntrusted reads dir/name, a file that a user may have put there and
+// may still be changing, through one descriptor opened relative to dir with
+// O_NOFOLLOW|O_NONBLOCK: it must be a regular file of at most max bytes
+// (checked with fstat, and again by reading at most max+1 bytes, so a file
+// that grows meanwhile is caught), and its owner is the fstat's. A name that
+// is gone wraps ErrNotFound; any other failure is an *untrustedError whose
+// Why says what the entry is (a symbolic link, a FIFO, too large,
+// unreadable).
+func readUntrusted(dir, name string, max int64) (untrusted, error) {
+	if !plainName(name) {
+		return untrusted{}, fmt.Errorf("spool: bad name %q", name)
+	}
+	dfd, err := unix.Open(dir, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return untrusted{}, fmt.Errorf("spool: %s: %w", dir, err)
+	}
+	defer unix.Close(dfd)
+	fd, err := openat(dfd, name)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return untrusted{}, fmt.Errorf("spool: %s: %w", name, ErrNotFound)
+	case errors.Is(err, unix.ELOOP):
+		return untrusted{}, &untrustedError{Why: "a symbolic link, not a file (links are not followed here)"}
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
+		return untrusted{}, &untrustedError{Why: "cannot be read by the daemons (permission denied); its owner must be able to read it"}
+	case errors.Is(err, unix.ENXIO):
+		return untrusted{}, &untrustedError{Why: "a socket, not a regular file"}
+	case err != nil:
+		return untrusted{}, &untrustedError{Why: "cannot be opened", Err: err}
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		return untrusted{}, &untrustedError{Why: "cannot be examined", Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		return untrusted{}, &untrustedError{Why: kindOf(st.Mode) + ", not a regular file"}
+	}
+	if st.Size > max {
+		return untrusted{}, tooLarge(f, st.Size, max)
+	}
+	data, err := io.ReadAll(io.LimitReader(f, max+1))
+	if err != nil {
+		return untrusted{}, &untrustedError{Why: "cannot be read", Err: err}
+	}
+	if int64(len(data)) > max {
+		// It grew while it was read.
+		return untrusted{}, &untrustedError{Why: sizeWhy(int64(len(data)), max, true), Head: head(data)}
+	}
+	return untrusted{data: data, uid: int(st.Uid)}, nil
+}
+
+// openat opens name in the directory dfd for reading: without following a
+// symbolic link, without blocking on a FIFO or a device, and not inherited
+// by the jobs the daemons start. It retries when a signal interrupts it.
+func openat(dfd int, name string) (int, error) {
+	for {
+		fd, err := unix.Openat(dfd, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+		if err != unix.EINTR {
+			return fd, err
+		}
+	}
+}
+
+// tooLarge is the error for a file of size bytes (by fstat) over max; it
+// reads the file's first oversizeKept bytes as its Head.
+func tooLarge(f *os.File, size, max int64) error {
+	buf := make([]byte, oversizeKept)
+	n, _ := io.ReadFull(f, buf)
+	return &untrustedError{Why: sizeWhy(size, max, false), Head: head(buf[:n])}
+}
+
+func sizeWhy(size, max int64, grew bool) string {
+	at := fmt.Sprintf("%d bytes", size)
+	if grew {
+		at = fmt.Sprintf("more than %d bytes (it grew while it was read)", max)
+	}
+	return fmt.Sprintf("too large: %s, over the limit of %d bytes (%s)", at, max, humanBytes(max))
+}
+
+// head is the start of a file that is too large, cut at most oversizeKept
+// bytes in and, for text, at a character boundary (so it stays text).
+func head(b []byte) []byte {
+	if len(b) > oversizeKept {
+		b = b[:oversizeKept]
+	}
+	for i := 0; i < utf8.UTFMax && len(b) > 0 && !utf8.Valid(b); i++ {
+		b = b[:len(b)-1]
+	}
+	return append([]byte(nil), b...)
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
+}
+
+// kindOf names a file type from a stat mode, for messages.
+func kindOf(mode uint32) string {
+	switch mode & unix.S_IFMT {
+	case unix.S_IFDIR:
+		return "a directory"
+	case unix.S_IFIFO:
+		return "a FIFO"
+	case unix.S_IFLNK:
+		return "a symbolic link"
+	case unix.S_IFSOCK:
+		return "a socket"
+	case unix.S_IFCHR, unix.S_IFBLK:
+		return "a device"
+	}
+	return "not a file"
+}
+
+// entryOwner is the owner uid of dir/name itself (lstat: a link's own
+// owner, not its target's), for an entry that could not be read: the user
+// who put it there. ok is false if it is gone.
+func entryOwner(path string) (uid int, ok bool) {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return 0, false
+	}
+	st, isUnix := fi.Sys().(*syscall.Stat_t)
+	if !isUnix {
+		return 0, false
+	}
+	return int(st.Uid), true
+}
+
+// UserName is the login name of uid in the password database, or "uid1234"
+// when it has none. It depends on the uid only, never on the environment of
+// the process that asks: a job's user is the owner of its file.
+func UserName(uid int) string {
+	if n, ok := userNames.Load(uid); ok {
+		return n.(string)
+	}
+	u, err := user.LookupId(strconv.Itoa(uid))
+	if err != nil {
+		return "uid" + strconv.Itoa(uid) // not cached: the user may be added
+	}
+	userNames.Store(uid, u.Username)
+	return u.Username
+}
+
+// userNames caches UserName's answers for uids that have an entry: init
+// names every submission's owner, and a lookup reads /etc/passwd (or asks
+// NSS). A user renamed while the daemons run keeps the old name until they
+// restart.
+var userNames sync.Map // int → string
+
+// UserID is the uid of login name name, for job files written before
+// msched recorded the uid (they have only the user's name).
+func UserID(name string) (int, bool) {
+	if name == "" {
+		return 0, false
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		return 0, false
+	}
+	uid, err := strconv.Atoi(u.Uid)
+	return uid, err == nil
+}
+
+// describeUser is "bob (uid 1002)".
+func describeUser(uid int) string {
+	return fmt.Sprintf("%s (uid %d)", UserName(uid), uid)
+}
