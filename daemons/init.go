@@ -10,9 +10,12 @@ import (
 )
 
 // Init is the init daemon: it takes each file in submitted/, gives it a JID
-// (spool.Claim) and moves it to queued/ with its user and submit time, or,
-// if the file is unreadable or invalid, to rejected/ with every problem as
-// the reason and the user's bytes kept (spool.Claim.Rejection).
+// (spool.Claim) and moves it to queued/ with its user, uid and submit time,
+// or, if the file is invalid, to rejected/ with every problem as the reason
+// and the user's bytes kept (spool.Claim.Rejection). A claimed entry init
+// may not read (a link, not a regular file, over spool.MaxJobFile, another
+// user's while the daemons run as an ordinary user) is rejected too, with
+// what it is as the reason (spool.Claim.Refused).
 type Init struct{ Env }
 
 // Run serves submitted/ until ctx is done.
@@ -22,7 +25,11 @@ type Init struct{ Env }
 // submission has its JID already and nobody else will ever look at it, so
 // it is judged again now under that JID (spool.RecoverClaims also removes
 // claims whose move did complete). There is no Recover(submitted): init's
-// only moves are from claims, which RecoverClaims covers.
+// only moves are from claims, which RecoverClaims covers. Nothing in it
+// stops init from starting: a claim is a user's file, and a user chose what
+// it is (a link, a FIFO, a file only its owner may read): such a claim is
+// rejected like any bad submission, and a claim that cannot even be moved
+// is logged and stays for the next start while init serves the others.
 func (d *Init) Run(ctx context.Context) error {
 	log := d.logger("init")
 	release, err := d.Spool.LockDaemon("init")
@@ -33,15 +40,15 @@ func (d *Init) Run(ctx context.Context) error {
 	sp := d.Spool.As(spool.Init)
 	claims, err := sp.RecoverClaims()
 	if err != nil {
-		return fmt.Errorf("daemons: init: recovery: %w", err)
+		log.Error("recovery: claims left in tmp/", "err", err)
 	}
 	for _, c := range claims {
 		log.Info("recovered claim", "jid", c.JID, "file", c.Name)
 		if err := judge(sp, c, log); err != nil {
-			return fmt.Errorf("daemons: init: recovery: %w", err)
+			log.Error("recovery: claim left in tmp/ for the next start", "jid", c.JID, "err", err)
 		}
 	}
-	skipped := map[string]bool{} // names already logged as unclaimable
+	skipped := map[string]bool{} // versions of names already logged as unclaimable
 	d.serve(ctx, log, []spool.State{spool.Submitted}, func(ctx context.Context) error {
 		es, err := sp.List(spool.Submitted)
 		if err != nil {
@@ -52,9 +59,18 @@ func (d *Init) Run(ctx context.Context) error {
 		// shares one JID allocation and one pair of fsyncs; judging, which
 		// moves each file with its own fsyncs, runs concurrently.
 		names := make([]string, 0, len(es))
+		version := make(map[string]string, len(es))
+		listed := make(map[string]bool, len(es))
 		for _, e := range es {
-			if !skipped[e.Name] {
+			version[e.Name] = e.Name + "@" + e.ModTime.String()
+			listed[version[e.Name]] = true
+			if !skipped[version[e.Name]] {
 				names = append(names, e.Name)
+			}
+		}
+		for v := range skipped {
+			if !listed[v] {
+				delete(skipped, v) // gone: remember only what is there
 			}
 		}
 		claims, errs, err := sp.ClaimAll(names)
@@ -65,10 +81,13 @@ func (d *Init) Run(ctx context.Context) error {
 			if errors.Is(err, spool.ErrNotFound) {
 				continue // withdrawn by its submitter
 			}
-			// A directory or a device node dropped into submitted/ cannot
-			// be claimed; say so once, and pass it over from then on.
+			// A file init cannot claim (it cannot rename it, or it was
+			// swapped for something else since it was listed): say so
+			// once, and pass over this version of it. A new file under
+			// the name (a new modification time) is tried again, so
+			// neither a race nor its loser can block the name for good.
 			log.Warn("cannot claim submission", "file", name, "err", err)
-			skipped[name] = true
+			skipped[version[name]] = true
 		}
 		// Judged in batches that share their fsyncs (spool.Batch). Not all
 		// at once: the first jobs of a burst are queued sooner. A batch's
@@ -115,6 +134,10 @@ func judge(sp mover, c *spool.Claim, log *slog.Logger) error {
 	if err := sp.Move(r, spool.Submitted, spool.Rejected, "invalid submission"); err != nil {
 		return fmt.Errorf("daemons: init: %s: %w", c.JID, err)
 	}
-	log.Info("rejected", "jid", r.JID, "file", c.Name, "reason", reason)
+	if c.Refused != "" {
+		log.Warn("refused", "jid", r.JID, "file", c.Name, "user", c.User, "uid", c.UID, "reason", c.Refused)
+		return nil
+	}
+	log.Info("rejected", "jid", r.JID, "file", c.Name, "user", c.User, "reason", reason)
 	return nil
 }

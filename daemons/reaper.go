@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
 	"slices"
 	"sync"
 	"time"
@@ -156,8 +157,15 @@ func (rp *reaping) reap(ctx context.Context, jobs []*spool.Job) error {
 			acc = rp.acct.accuracy(j.Model.Name)
 		}
 		rep := notify.RenderAccuracy(j, rp.sp.Path(spool.DirOutput), acc)
-		text := fmt.Sprintf("To: %s\nSubject: %s\n\n%s", rep.To, rep.Subject, rep.Body)
-		if err := written.WriteFile(rp.sp.Path(spool.DirReports), j.JID+".txt", []byte(text)); err != nil {
+		text := []byte(fmt.Sprintf("To: %s\nSubject: %s\n\n%s", rep.To, rep.Subject, rep.Body))
+		dir, name := rp.sp.Path(spool.DirReports), j.JID+".txt"
+		var err error
+		if uid, private := reportOwner(j); private {
+			err = written.WriteFileFor(dir, name, text, uid)
+		} else {
+			err = written.WriteFile(dir, name, text)
+		}
+		if err != nil {
 			return fmt.Errorf("daemons: reaper: report %s: %w", j.JID, err)
 		}
 		mu.Lock()
@@ -200,17 +208,38 @@ func (rp *reaping) reap(ctx context.Context, jobs []*spool.Job) error {
 	return errors.Join(errReports, errRemove, batch.Commit())
 }
 
+// reportOwner says whom a report is for. A report carries the job's output
+// and, for a rejected submission, its bytes: when the daemons run as root,
+// serving every local user, it is the job owner's alone (mode 0600, owned
+// by the job's uid: spool.Batch.WriteFileFor). A job file written before
+// msched recorded the uid is taken to be its user's, by name; with no such
+// user the report is root's alone. Daemons running as an ordinary user run
+// only that user's jobs, and write reports as every other file.
+func reportOwner(j *spool.Job) (uid int, private bool) {
+	if os.Geteuid() != 0 {
+		return 0, false
+	}
+	if j.UID != nil {
+		return *j.UID, true
+	}
+	if uid, ok := spool.UserID(j.User); ok {
+		return uid, true
+	}
+	return 0, true
+}
+
 // controls removes cancel requests that no daemon will act on: their job is
 // in exited/ or rejected/ (too late to cancel) or nowhere (reaped, or a JID
-// never given out). spool.Find looks twice, so a job moving between states
-// is not taken for gone.
+// never given out), or the sender may not cancel it (only its owner or
+// root may; logged with who tried). spool.Find looks twice, so a job moving
+// between states is not taken for gone.
 func (rp *reaping) controls() error {
-	cs, err := rp.sp.Controls()
+	cs, err := readControls(rp.sp, rp.log)
 	if err != nil {
 		return err
 	}
 	for _, c := range cs {
-		st, _, err := rp.sp.Find(c.JID)
+		st, j, err := rp.sp.Find(c.JID)
 		switch {
 		case errors.Is(err, spool.ErrNotFound), err == nil && (st == spool.Exited || st == spool.Rejected):
 			if err := rp.sp.DoneControl(c); err != nil {
@@ -220,6 +249,10 @@ func (rp *reaping) controls() error {
 		case err != nil:
 			// Unreadable job file: its owner deals with it; keep the request.
 			rp.log.Warn("cannot look up job of cancel request", "jid", c.JID, "err", err)
+		default:
+			if err := c.Allowed(j); err != nil {
+				refuseControl(rp.sp, rp.log, c, err)
+			}
 		}
 	}
 	return nil

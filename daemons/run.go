@@ -215,9 +215,11 @@ func (r *runner) recover() error {
 }
 
 // scan starts the jobs in runnable/ that are not started yet and passes
-// cancel requests to the jobs they name. It never waits for a job.
+// cancel requests to the jobs they name; a request from anyone but the
+// job's owner or root is removed and logged instead. It never waits for a
+// job.
 func (r *runner) scan(ctx context.Context) error {
-	cs, err := r.sp.Controls()
+	cs, err := readControls(r.sp, r.log)
 	if err != nil {
 		return err
 	}
@@ -225,10 +227,12 @@ func (r *runner) scan(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pending := make(map[string]spool.Control, len(cs))
+	// A job may have several requests (one per user who asked).
+	pending := make(map[string][]spool.Control, len(cs))
 	for _, c := range cs {
-		pending[c.JID] = c
+		pending[c.JID] = append(pending[c.JID], c)
 	}
+	refused := map[string]bool{} // request files refused below
 	for _, e := range es {
 		if ctx.Err() != nil {
 			return nil
@@ -244,10 +248,16 @@ func (r *runner) scan(ctx context.Context) error {
 			continue
 		}
 		rj := &runJob{j: j}
-		if c, ok := pending[j.JID]; ok {
-			// Cancelled before it started: known before the start goroutine
-			// exists, so the job is never started (start rejects it).
-			rj.cancel = &c
+		for _, c := range pending[j.JID] {
+			if err := c.Allowed(j); err != nil {
+				refuseControl(r.sp, r.log, c, err)
+				refused[c.File()] = true
+			} else if rj.cancel == nil {
+				// Cancelled before it started: known before the start
+				// goroutine exists, so the job is never started (start
+				// rejects it).
+				rj.cancel = &c
+			}
 		}
 		r.track(rj)
 		r.wg.Add(1)
@@ -260,6 +270,9 @@ func (r *runner) scan(ctx context.Context) error {
 		}()
 	}
 	for _, c := range cs {
+		if refused[c.File()] {
+			continue
+		}
 		r.mu.Lock()
 		rj := r.tracked[c.JID]
 		r.mu.Unlock()
@@ -291,12 +304,17 @@ func (r *runner) isTracked(jid string) bool {
 }
 
 // requestCancel records a cancel request for rj and acts on it if the job
-// is running; a job still being started acts on it itself.
+// is running; a job still being started acts on it itself. A request its
+// sender may not make (spool.Control.Allowed) is removed and logged.
 func (r *runner) requestCancel(rj *runJob, c spool.Control) {
 	rj.mu.Lock()
 	defer rj.mu.Unlock()
 	if rj.done || rj.cancelled {
 		return // acted on, or the job has moved on: the request is not ours
+	}
+	if err := c.Allowed(rj.j); err != nil {
+		refuseControl(r.sp, r.log, c, err)
+		return
 	}
 	rj.cancel = &c
 	if rj.h != nil {

@@ -315,10 +315,11 @@ func (d *Sched) cycle(ctx context.Context) (bool, error) {
 }
 
 // cancels acts on cancel requests for jobs in queued/ or scheduling/: a job
-// that never ran goes to rejected/ with reason "cancelled". Requests for
-// jobs elsewhere are left for their owners.
+// that never ran goes to rejected/ with reason "cancelled". A request from
+// anyone but the job's owner or root is removed and logged instead.
+// Requests for jobs elsewhere are left for their owners.
 func (d *Sched) cancels() error {
-	cs, err := d.sp.Controls()
+	cs, err := readControls(d.sp, d.log)
 	if err != nil {
 		return err
 	}
@@ -330,6 +331,10 @@ func (d *Sched) cancels() error {
 			j, err := d.sp.Read(st, c.JID)
 			if err != nil {
 				continue
+			}
+			if err := c.Allowed(j); err != nil {
+				refuseControl(d.sp, d.log, c, err)
+				break
 			}
 			j.Reason = "cancelled"
 			j.CancelRequested = true
