@@ -397,10 +397,19 @@ func (m *Mailer) store(e *queued) error {
 	return nil
 }
 
+// queuePerm is the mode of db/mailq/: it holds reports, which carry job
+// output, and only the reaper that mails them may read them (reports/ has
+// each report readable by its job's owner alone when the daemons run as
+// root; the queue must not be a way around that).
+const queuePerm = 0o700
+
 // load reads db/mailq/. Staging files of spool.WriteAtomic (dot-files) left
 // by a crash are removed; an unreadable file is logged and left for a human.
 func (m *Mailer) load() error {
-	if err := os.MkdirAll(m.queue, 0o755); err != nil {
+	if err := os.MkdirAll(m.queue, queuePerm); err != nil {
+		return fmt.Errorf("notify: mail: %w", err)
+	}
+	if err := os.Chmod(m.queue, queuePerm); err != nil { // made 0755 by earlier versions
 		return fmt.Errorf("notify: mail: %w", err)
 	}
 	des, err := os.ReadDir(m.queue)
