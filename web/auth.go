@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -199,7 +200,7 @@ func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	jid := r.PathValue("jid")
-	st, _, err := h.cfg.Spool.Find(jid)
+	st, j, err := h.cfg.Spool.Find(jid)
 	if errors.Is(err, spool.ErrNotFound) || (err == nil && st == spool.Submitted) {
 		http.Error(w, fmt.Sprintf("%s is not in a state that can be cancelled", jid), http.StatusConflict)
 		return
@@ -215,6 +216,12 @@ func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("%s is %s: nothing to cancel", jid, st), http.StatusConflict)
 		return
 	}
+	// The request is the page's own user's; the daemons honour it only from
+	// the job's owner or root. Say so here rather than write one they drop.
+	if err := (spool.Control{Kind: spool.Cancel, JID: jid, UID: os.Geteuid()}).Allowed(j); err != nil {
+		http.Error(w, fmt.Sprintf("this page runs as %s: %v", spool.UserName(os.Geteuid()), err), http.StatusForbidden)
+		return
+	}
 	if err := h.cfg.Spool.RequestCancel(jid); err != nil {
 		h.fail(w, r, err)
 		return
@@ -224,9 +231,12 @@ func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
 }
 
 // resubmit submits the job's request again: the user's fields only (name,
-// command, workdir, notify, hosts, model, walltime, stdout, stderr), never
-// the daemons' sections, as a new file in submitted/. The new job belongs
-// to the user the web server runs as (init takes the file's owner).
+// command, workdir, notify, hosts, model, walltime, stdout, stderr, env,
+// submit_dir, launch, ranks_per_host), never the daemons' sections, as a new
+// file in submitted/. Init runs a job as its file's owner, so the file is
+// the original job's owner's (spool.SubmitAs; the page runs as root to
+// give it away), never the page's own user's: as root that would run a
+// user's job as root. A page that can do neither refuses.
 func (h *handler) resubmit(w http.ResponseWriter, r *http.Request) {
 	if !h.authorise(w, r) {
 		return
@@ -244,18 +254,38 @@ func (h *handler) resubmit(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("%s has no request to resubmit (a rejected submission)", jid), http.StatusConflict)
 		return
 	}
+	owner, known := jobOwner(j)
+	switch euid := os.Geteuid(); {
+	case !known:
+		http.Error(w, fmt.Sprintf("%s's owner (%q) is not a user of this system; it cannot be resubmitted as them", jid, j.User), http.StatusConflict)
+		return
+	case euid != 0 && euid != owner:
+		http.Error(w, fmt.Sprintf("%s belongs to %s; this page runs as %s and can submit only its own jobs (as root it resubmits as the job's owner)",
+			jid, spool.UserName(owner), spool.UserName(euid)), http.StatusForbidden)
+		return
+	}
 	req := spool.Job{Name: j.Name, Command: j.Command, Workdir: j.Workdir, Notify: j.Notify, Hosts: j.Hosts,
-		Model: j.Model, Walltime: j.Walltime, Stdout: j.Stdout, Stderr: j.Stderr}
+		Model: j.Model, Walltime: j.Walltime, Stdout: j.Stdout, Stderr: j.Stderr, Env: j.Env,
+		SubmitDir: j.SubmitDir, Launch: j.Launch, RanksPerHost: j.RanksPerHost}
 	data, err := req.Marshal()
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	name, err := h.cfg.Spool.Submit("resubmit-"+jid+".yaml", data)
+	name, err := h.cfg.Spool.SubmitAs("resubmit-"+jid+".yaml", data, owner)
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	h.log.Info("web: resubmitted", "jid", jid, "file", name, "remote", r.RemoteAddr)
+	h.log.Info("web: resubmitted", "jid", jid, "file", name, "owner", spool.UserName(owner), "remote", r.RemoteAddr)
 	http.Redirect(w, r, h.cfg.Base+"/jobs/"+jid+"?msg=resubmit", http.StatusSeeOther)
+}
+
+// jobOwner is the uid a job runs as: its recorded uid, or, in a job file
+// written before msched recorded it, its user's by name.
+func jobOwner(j *spool.Job) (uid int, ok bool) {
+	if j.UID != nil {
+		return *j.UID, true
+	}
+	return spool.UserID(j.User)
 }

@@ -176,8 +176,8 @@ func TestBrowser_JobPageShowsHistory(t *testing.T) {
 	); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(filepath.Join(b.sp.Path(spool.DirControl), "cancel."+jid)); err != nil {
-		t.Errorf("no cancel request after the button: %v", err)
+	if !cancelRequested(t, b.sp, jid) {
+		t.Error("no cancel request after the button")
 	}
 }
 

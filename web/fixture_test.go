@@ -91,7 +91,7 @@ func (f fixture) build(tb testing.TB) built {
 				b.byState[s.st] = append(b.byState[s.st], fmt.Sprintf("job%d.yaml", n))
 				continue
 			}
-			j.JID, j.User, j.SubmittedAt = jid, "alice", sub
+			j.JID, j.User, j.UID, j.SubmittedAt = jid, "alice", ptr(fixtureUID), sub
 			j.History = []spool.Event{{State: spool.Queued, At: sub}}
 			at := sub
 			step := func(st spool.State, d time.Duration, note string) {
@@ -235,6 +235,26 @@ func (f fixture) build(tb testing.TB) built {
 }
 
 // handlerFor serves a built fixture at a fixed now.
+// cancelRequested reports whether control/ holds a cancel request for jid
+// (its file is named by the sender's uid: spool.RequestCancel).
+func cancelRequested(t testing.TB, sp *spool.Spool, jid string) bool {
+	t.Helper()
+	cs, err := sp.Controls()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		if c.JID == jid && c.Kind == spool.Cancel && c.Junk == "" {
+			return true
+		}
+	}
+	return false
+}
+
+// fixtureUID is the owner of the fixture's jobs: a uid no one has, so that
+// what is given to it is given away.
+const fixtureUID = 12345
+
 func handlerFor(b built, now time.Time, token string) *handler {
 	return New(Config{Spool: b.sp, HostsFile: filepath.Join(b.sp.Path(spool.DirDB), "hosts.yaml"), Token: token,
 		Now: func() time.Time { return now }, Log: slog.New(slog.DiscardHandler)}).(*handler)

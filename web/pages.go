@@ -165,6 +165,9 @@ func (h *handler) output(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if !h.operator(w, r, jid) {
+		return
+	}
 	stdout, stderr := notify.CapturedPaths(h.cfg.Spool.Path(spool.DirOutput), jid)
 	for _, f := range []string{stdout, stderr} {
 		if filepath.Base(f) == r.PathValue("stream") { // the page's link names
@@ -182,7 +185,30 @@ func (h *handler) report(w http.ResponseWriter, r *http.Request) {
 		http.NotFound(w, r)
 		return
 	}
+	if !h.operator(w, r, jid) {
+		return
+	}
 	h.serveFile(w, r, h.cfg.Spool.Path(spool.DirReports), jid+".txt")
+}
+
+// operator lets through a request from a session logged in with web.token,
+// and answers any other 403. A job's output and report are its owner's:
+// the page may run as root and answer every local user (and the report
+// files are the owner's alone, mode 0600), so it shows them to the
+// operator only; the owner reads them with `msched status JID` or in the
+// files.
+func (h *handler) operator(w http.ResponseWriter, r *http.Request, jid string) bool {
+	if _, ok := h.session(r); ok {
+		return true
+	}
+	msg := fmt.Sprintf("forbidden: %s's output and report are shown here only to the operator (log in with web.token); "+
+		"the job's owner reads them with `msched status %s` or in the spool's output/ and reports/ files", jid, jid)
+	if h.key == nil {
+		msg = fmt.Sprintf("forbidden: %s's output and report are shown only to the operator, and this page has no web.token to log in with; "+
+			"the job's owner reads them with `msched status %s` or in the spool's output/ and reports/ files", jid, jid)
+	}
+	http.Error(w, msg, http.StatusForbidden)
+	return false
 }
 
 // serveFile serves dir/name as text/plain. dir itself must not be a

@@ -112,12 +112,13 @@ func TestGantt_Layout(t *testing.T) {
 
 func TestJobPage_HistoryPredictedActualOutput(t *testing.T) {
 	b := fixture{Jobs: 100, Hosts: 8, Now: testNow}.build(t)
-	h := handlerFor(b, testNow, "")
+	h := handlerFor(b, testNow, "tok")
+	sess := loginCookie(t, h)
 	jid := b.byState[spool.Exited][0]
 	out := filepath.Join(b.sp.Path(spool.DirOutput), jid)
 	os.MkdirAll(out, 0o755)
 	os.WriteFile(filepath.Join(out, "stdout"), []byte("hello from the job\n"), 0o644)
-	w := get(t, h, "/jobs/"+jid)
+	w := get(t, h, "/jobs/"+jid, sess)
 	if w.Code != 200 {
 		t.Fatalf("%d %s", w.Code, w.Body)
 	}
@@ -131,7 +132,7 @@ func TestJobPage_HistoryPredictedActualOutput(t *testing.T) {
 	if strings.Contains(body, "/output/stderr") {
 		t.Error("links a stderr that was not captured")
 	}
-	w = get(t, h, "/jobs/"+jid+"/output/stdout")
+	w = get(t, h, "/jobs/"+jid+"/output/stdout", sess)
 	if w.Code != 200 || w.Body.String() != "hello from the job\n" || !strings.HasPrefix(w.Header().Get("Content-Type"), "text/plain") {
 		t.Errorf("stdout: %d %q %q", w.Code, w.Header().Get("Content-Type"), w.Body)
 	}
@@ -147,7 +148,8 @@ func TestJobPage_HistoryPredictedActualOutput(t *testing.T) {
 
 func TestOutput_NoPathTraversal(t *testing.T) {
 	b := fixture{Jobs: 20, Hosts: 2, Now: testNow}.build(t)
-	h := handlerFor(b, testNow, "")
+	h := handlerFor(b, testNow, "tok")
+	sess := loginCookie(t, h) // the operator: past the 403 every other visitor gets
 	secret := filepath.Join(b.sp.Root(), "secret")
 	os.WriteFile(secret, []byte("SECRET"), 0o600)
 	jid := b.byState[spool.Running][0]
@@ -170,7 +172,7 @@ func TestOutput_NoPathTraversal(t *testing.T) {
 		"/jobs/" + jid + "/output/stdin",
 		"/jobs/" + jid + "/report/../../secret",
 	} {
-		w := get(t, h, p)
+		w := get(t, h, p, sess)
 		if strings.Contains(w.Body.String(), "SECRET") || w.Code == 200 {
 			t.Errorf("%s: %d %q", p, w.Code, w.Body)
 		}
@@ -241,7 +243,6 @@ func TestCSRF_CancelNeedsSessionAndToken(t *testing.T) {
 	b := fixture{Jobs: 40, Hosts: 4, Now: testNow}.build(t)
 	h := handlerFor(b, testNow, "tok")
 	jid := b.byState[spool.Queued][0]
-	control := filepath.Join(b.sp.Path(spool.DirControl), "cancel."+jid)
 
 	if w := post(h, "/login", url.Values{"token": {"wrong"}}, nil); w.Code != http.StatusForbidden || len(w.Result().Cookies()) != 0 {
 		t.Errorf("wrong token: %d, cookies %v", w.Code, w.Result().Cookies())
@@ -278,7 +279,7 @@ func TestCSRF_CancelNeedsSessionAndToken(t *testing.T) {
 		if w.Code != http.StatusForbidden {
 			t.Errorf("%s: %d, want 403", c.name, w.Code)
 		}
-		if _, err := os.Stat(control); err == nil {
+		if cancelRequested(t, b.sp, jid) {
 			t.Fatalf("%s: the cancel request was written", c.name)
 		}
 	}
@@ -289,8 +290,8 @@ func TestCSRF_CancelNeedsSessionAndToken(t *testing.T) {
 	if w.Code != http.StatusSeeOther {
 		t.Fatalf("cancel with the token: %d %s", w.Code, w.Body)
 	}
-	if _, err := os.Stat(control); err != nil {
-		t.Fatalf("no cancel request in control/: %v", err)
+	if !cancelRequested(t, b.sp, jid) {
+		t.Fatal("no cancel request in control/")
 	}
 	cs, _ := b.sp.Controls()
 	if len(cs) != 1 || cs[0].JID != jid || cs[0].Kind != spool.Cancel {
@@ -333,6 +334,13 @@ func TestResubmit_UserFieldsOnly(t *testing.T) {
 	}
 	if found.Name != orig.Name || strings.Join(found.Command, " ") != strings.Join(orig.Command, " ") || found.Model.Name != orig.Model.Name {
 		t.Errorf("resubmission %+v differs from %+v", found, orig)
+	}
+	// Init runs a job as its file's owner: the resubmission is the job
+	// owner's, not the page's (root's, in this test).
+	if os.Geteuid() == 0 {
+		if uid := ownerOf(t, filepath.Join(b.sp.Dir(spool.Submitted), found.File())); uid != fixtureUID {
+			t.Errorf("resubmitted file owned by uid %d, want the job's owner %d", uid, fixtureUID)
+		}
 	}
 }
 
