@@ -5,9 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"text/tabwriter"
 	"time"
 
@@ -35,18 +37,25 @@ func newSubmitCmd(v *viper.Viper) *cobra.Command {
 YAML: unknown fields, wrong types, a missing command, impossible host counts);
 if any file is invalid it prints every problem with its line and submits
 nothing. Otherwise each file is written atomically into submitted/ and its
-ticket (its name there) is printed. The init daemon then gives the job its JID:
-see it with msched status.`,
+ticket (its name there) is printed. Each file gets submit_dir: the directory
+submit ran in (relative paths in the job resolve against it), unless it sets
+submit_dir itself. A job file may be at most 1 MiB. The init daemon then gives
+the job its JID and runs it as you (the file's owner): see it with msched
+status.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sp, err := openSpool(v)
 			if err != nil {
 				return err
 			}
+			cwd, err := os.Getwd()
+			if err != nil {
+				return fmt.Errorf("submit: the current directory, recorded as submit_dir: %w", err)
+			}
 			datas := make([][]byte, len(args))
 			bad := 0
 			for i, f := range args {
-				if datas[i], err = os.ReadFile(f); err != nil {
+				if datas[i], err = readJobFile(f); err != nil {
 					return err
 				}
 				if _, err := spool.Parse(filepath.Base(f), datas[i]); err != nil {
@@ -61,6 +70,14 @@ see it with msched status.`,
 			}
 			if bad > 0 {
 				return fmt.Errorf("%d of %d job files invalid; nothing submitted", bad, len(args))
+			}
+			for i, f := range args {
+				if datas[i], err = spool.SetSubmitDir(datas[i], cwd); err != nil {
+					return fmt.Errorf("%s: %w; nothing submitted", f, err)
+				}
+				if len(datas[i]) > spool.MaxJobFile {
+					return fmt.Errorf("%s: over the limit of %d bytes for a job file with submit_dir added; nothing submitted", f, spool.MaxJobFile)
+				}
 			}
 			for i, f := range args {
 				name, err := sp.Submit(filepath.Base(f), datas[i])
@@ -80,14 +97,15 @@ func newCancelCmd(v *viper.Viper) *cobra.Command {
 		Short: "Ask the daemons to cancel a job",
 		Long: `cancel writes a request into control/. A job that has not started is rejected
 with reason "cancelled"; a running job's process group gets SIGTERM (SIGKILL
-after run.kill_grace) and the job is reported with its partial output.`,
+after run.kill_grace) and the job is reported with its partial output. Only the
+job's owner or root may cancel it.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sp, err := openSpool(v)
 			if err != nil {
 				return err
 			}
-			st, _, err := sp.Find(args[0])
+			st, j, err := sp.Find(args[0])
 			if errors.Is(err, spool.ErrNotFound) {
 				return fmt.Errorf("no job %s in the spool (a finished job's report is in %s)", args[0], sp.Path(spool.DirReports))
 			} else if err != nil {
@@ -95,6 +113,10 @@ after run.kill_grace) and the job is reported with its partial output.`,
 			}
 			if st == spool.Exited || st == spool.Rejected {
 				return fmt.Errorf("job %s is already %s", args[0], st)
+			}
+			// The daemons would refuse it (and log the attempt); say so now.
+			if err := (spool.Control{Kind: spool.Cancel, JID: j.JID, UID: os.Geteuid()}).Allowed(j); err != nil {
+				return err
 			}
 			if err := sp.RequestCancel(args[0]); err != nil {
 				return err
@@ -233,7 +255,9 @@ func showJob(w io.Writer, sp *spool.Spool, jid string, asJSON bool) error {
 		// Reaped: the report is what is left.
 		report := filepath.Join(sp.Path(spool.DirReports), jid+".txt")
 		b, rerr := os.ReadFile(report)
-		if rerr != nil {
+		if errors.Is(rerr, fs.ErrPermission) {
+			return fmt.Errorf("permission denied: %s belongs to %s; its report %s is for its owner only", jid, fileOwner(report), report)
+		} else if rerr != nil {
 			return fmt.Errorf("no job %s in the spool and no report %s", jid, report)
 		}
 		if asJSON {
@@ -259,6 +283,37 @@ func showJob(w io.Writer, sp *spool.Spool, jid string, asJSON bool) error {
 	fmt.Fprintf(w, "%s: %s\n\n", jid, st)
 	_, err = w.Write(data)
 	return err
+}
+
+// readJobFile reads a job file for submit, refusing one over
+// spool.MaxJobFile before reading more than that.
+func readJobFile(name string) ([]byte, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, spool.MaxJobFile+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > spool.MaxJobFile {
+		return nil, fmt.Errorf("%s: larger than %d bytes, the limit for a job file (spool.MaxJobFile); nothing submitted", name, spool.MaxJobFile)
+	}
+	return b, nil
+}
+
+// fileOwner names the owner of path, for messages; "someone else" if it
+// cannot be examined.
+func fileOwner(path string) string {
+	fi, err := os.Lstat(path)
+	if err != nil {
+		return "someone else"
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		return spool.UserName(int(st.Uid))
+	}
+	return "someone else"
 }
 
 // hostRow is one line of `msched hosts`.
