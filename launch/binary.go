@@ -26,26 +26,46 @@ const ShepherdBinary = "msched-shepherd"
 const protocolFlag = "--protocol"
 
 // Protocol fingerprints what a shepherd and its daemon exchange: the JSON
-// shapes of Spec, Result and PidFile. A shepherd binary is used only if it
-// prints the same fingerprint as the daemon's own build, so a stale
-// msched-shepherd left next to a newer msched is passed over, not trusted.
+// shapes of Spec, Result and PidFile, and of this package's types inside
+// them (Identity, SSH…). A shepherd binary is used only if it prints the
+// same fingerprint as the daemon's own build, so a stale msched-shepherd
+// left next to a newer msched is passed over, not trusted.
 func Protocol() string {
 	h := sha256.New()
+	seen := map[reflect.Type]bool{}
 	for _, t := range []reflect.Type{reflectType[Spec](), reflectType[Result](), reflectType[PidFile]()} {
-		describe(h, t)
+		describe(h, t, seen)
 	}
 	return hex.EncodeToString(h.Sum(nil)[:8])
 }
 
 func reflectType[T any]() reflect.Type { return reflect.TypeOf((*T)(nil)).Elem() }
 
-func describe(w interface{ Write([]byte) (int, error) }, t reflect.Type) {
+// describe writes the fields of struct type t, then those of the struct
+// types of this package that its fields hold (through pointers, slices and
+// maps), each once.
+func describe(w interface{ Write([]byte) (int, error) }, t reflect.Type, seen map[reflect.Type]bool) {
+	if seen[t] {
+		return
+	}
+	seen[t] = true
 	fmt.Fprintf(w, "%s{", t.Name())
+	var inner []reflect.Type
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		fmt.Fprintf(w, "%s %s %q;", f.Name, f.Type, f.Tag.Get("json"))
+		ft := f.Type
+		for ft.Kind() == reflect.Pointer || ft.Kind() == reflect.Slice || ft.Kind() == reflect.Map {
+			ft = ft.Elem()
+		}
+		if ft.Kind() == reflect.Struct && ft.PkgPath() == t.PkgPath() {
+			inner = append(inner, ft)
+		}
 	}
 	fmt.Fprint(w, "}")
+	for _, ft := range inner {
+		describe(w, ft, seen)
+	}
 }
 
 // DefaultShepherd is what a Local with no Exe runs: ShepherdBinary in the

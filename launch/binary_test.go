@@ -2,6 +2,7 @@ package launch
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -73,14 +74,52 @@ func TestProtocol(t *testing.T) {
 			}
 			return reflectType[Spec]()
 		}(),
+		// Only a type inside differs, as when a field of SSH changes.
+		func() reflect.Type {
+			type Inner struct {
+				X string `json:"x"`
+			}
+			type Spec struct {
+				I *Inner `json:"i"`
+			}
+			return reflectType[Spec]()
+		}(),
+		func() reflect.Type {
+			type Inner struct {
+				X int `json:"x"`
+			}
+			type Spec struct {
+				I *Inner `json:"i"`
+			}
+			return reflectType[Spec]()
+		}(),
 	}
 	seen := map[string]int{}
 	for i, st := range shapes {
 		var b strings.Builder
-		describe(&b, st)
+		describe(&b, st, map[reflect.Type]bool{})
 		if j, dup := seen[b.String()]; dup {
 			t.Errorf("shapes %d and %d describe the same: %s", j, i, b.String())
 		}
 		seen[b.String()] = i
+	}
+}
+
+// msched-shepherd is a static binary (see ShepherdBinary): nothing it links
+// may use cgo, which a C compiler being installed would switch on (os/user
+// and net do, for example).
+func TestShepherdBinaryLinksNoCgo(t *testing.T) {
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("no go command")
+	}
+	cmd := exec.Command(gobin, "list", "-deps", "-f", "{{if .CgoFiles}}{{.ImportPath}}{{end}}", "msched/cmd/"+ShepherdBinary)
+	cmd.Env = append(os.Environ(), "CGO_ENABLED=1")
+	out, err := cmd.Output()
+	if err != nil {
+		t.Skipf("go list: %v", err)
+	}
+	if pkgs := strings.Fields(string(out)); len(pkgs) > 0 {
+		t.Errorf("%s links packages that use cgo: %v", ShepherdBinary, pkgs)
 	}
 }
