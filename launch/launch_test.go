@@ -235,11 +235,11 @@ func TestLocal_CannotStart(t *testing.T) {
 		{"missing executable", func(s *Spec) { s.Argv = []string{"no-such-program-xyz"} },
 			`cannot start: exec: "no-such-program-xyz": executable file not found in $PATH`},
 		{"missing workdir", func(s *Spec) { s.Dir = "/nonexistent/dir" },
-			"cannot start: workdir: stat /nonexistent/dir: no such file or directory"},
+			"cannot start: workdir /nonexistent/dir: no such file or directory"},
 		{"not executable", func(s *Spec) { s.Argv = []string{noexec} }, "permission denied"},
 		{"empty argv", func(s *Spec) { s.Argv = nil }, "cannot start: empty argv"},
 		{"output dir missing", func(s *Spec) { s.Stdout = "/nonexistent/out" },
-			"cannot start: open /nonexistent/out: no such file or directory"},
+			"cannot start: stdout /nonexistent/out: no such file or directory"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := newSpec(t, "true")

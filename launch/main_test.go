@@ -7,6 +7,7 @@ import (
 	"os"
 	"strconv"
 	"testing"
+	"time"
 )
 
 // TestMain lets the test binary play the shepherd (and a run daemon that can
@@ -16,6 +17,9 @@ func TestMain(m *testing.M) {
 	if len(os.Args) > 1 {
 		switch os.Args[1] {
 		case shepherdArg:
+			if d, err := time.ParseDuration(os.Getenv(lingerEnv)); err == nil {
+				sshLinger = d
+			}
 			os.Exit(ShepherdMain())
 		case daemonArg:
 			os.Exit(fakeDaemon())
@@ -26,12 +30,16 @@ func TestMain(m *testing.M) {
 	if os.Getenv("GORACE") == "" {
 		os.Setenv("GORACE", "atexit_sleep_ms=0")
 	}
-	os.Exit(m.Run())
+	code := m.Run()
+	stopSSHD() // if a test started it
+	os.Exit(code)
 }
 
 const (
 	shepherdArg = "launch-test-shepherd"
 	daemonArg   = "launch-test-daemon"
+	// lingerEnv sets sshLinger in a test shepherd.
+	lingerEnv = "LAUNCH_TEST_SSH_LINGER"
 )
 
 func testLocal(t testing.TB) Local {

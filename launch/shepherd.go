@@ -3,13 +3,10 @@ package launch
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"os/signal"
 	"path/filepath"
-	"strings"
 	"syscall"
 	"time"
 
@@ -78,10 +75,13 @@ func Shepherd(ctx context.Context, spec Spec) error {
 	if err := writeRecord(lock, rec); err != nil {
 		return fail(spec, err)
 	}
-	res := runJob(ctx, spec, sigs, func(pgid int, start uint64) {
-		rec.Pgid, rec.JobStart = pgid, start
+	notified := false
+	res := runJob(ctx, spec, sigs, func(job PidFile) {
+		job.BootID, job.Shepherd, job.ShepherdStart = rec.BootID, rec.Shepherd, rec.ShepherdStart
+		rec = job
 		writeRecord(lock, rec) // best effort: Cancel falls back to the shepherd
-		if ready != nil {
+		if ready != nil && !notified {
+			notified = true
 			if line, err := json.Marshal(rec); err == nil {
 				ready.Write(append(line, '\n')) // EPIPE if the daemon is gone: fine
 			}
@@ -124,13 +124,21 @@ func fail(spec Spec, err error) error {
 	return err
 }
 
-// runJob starts the job and supervises it to the end. started is called once
-// the job's process group exists.
-func runJob(ctx context.Context, spec Spec, sigs <-chan os.Signal, started func(pgid int, start uint64)) Result {
-	cannot := func(err error) Result {
-		return Result{EndedAt: time.Now(), ExitStatus: -1, StartError: true,
-			Reason: "cannot start: " + err.Error()}
-	}
+// startedFunc is how a job runner reports that the job exists: job holds
+// the job's part of the pid file record (Pgid and JobStart: the process
+// group that killOrphans must kill if the shepherd dies; a runner may add
+// fields of its own), and the shepherd fills in its own part, rewrites the
+// pid file and, the first time, tells the daemon through the ready pipe. A
+// runner calls it once the job's local process group exists, and may call
+// it again to record more.
+type startedFunc func(job PidFile)
+
+// runJob starts the job and supervises it to the end, with the runner of
+// its kind: an ssh job runs through the ssh client (runSSH), anything else
+// on this machine (runLocal). A Slurm job's runner (slurm.go) goes first in
+// the switch. Each runner takes the same arguments: started is called once
+// the job's local process group exists (see startedFunc).
+func runJob(ctx context.Context, spec Spec, sigs <-chan os.Signal, started startedFunc) Result {
 	select {
 	case <-sigs:
 		return Result{EndedAt: time.Now(), ExitStatus: -1, Reason: "cancelled"}
@@ -138,178 +146,74 @@ func runJob(ctx context.Context, spec Spec, sigs <-chan os.Signal, started func(
 		return Result{EndedAt: time.Now(), ExitStatus: -1, Reason: "cancelled"}
 	default:
 	}
-	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
-		return cannot(errors.New("empty argv"))
+	switch {
+	// case spec.Slurm != nil: slurm.go's runner, before the others.
+	case spec.SSH != nil:
+		return runSSH(ctx, spec, sigs, started)
+	default:
+		return runLocal(ctx, spec, sigs, started)
 	}
-	if spec.Dir != "" {
-		fi, err := os.Stat(spec.Dir)
-		if err != nil {
-			return cannot(fmt.Errorf("workdir: %w", err))
-		}
-		if !fi.IsDir() {
-			return cannot(fmt.Errorf("workdir %s: not a directory", spec.Dir))
-		}
-	}
-	if err := os.WriteFile(spec.HostfilePath, []byte(hostfileText(spec.Hosts)), 0o644); err != nil {
-		return cannot(fmt.Errorf("host file: %w", err))
-	}
-	env := spec.jobEnv(os.Environ())
-	path, err := lookPath(spec.Argv[0], lastValue(env, "PATH"))
-	if err != nil {
-		return cannot(err)
-	}
-	stdout, stderr, err := openOutputs(spec.Stdout, spec.Stderr)
-	if err != nil {
-		return cannot(err)
-	}
-	cmd := &exec.Cmd{
-		Path: path, Args: spec.Argv, Dir: spec.Dir, Env: env,
-		SysProcAttr: &syscall.SysProcAttr{
-			Setpgid: true,
-			// If the shepherd dies, its job must not run on unsupervised:
-			// a restarted daemon would see it as lost and run it again.
-			Pdeathsig: syscall.SIGKILL,
-		},
-	}
-	// Assign only non-nil files: a nil *os.File in the io.Writer would not
-	// be nil, and os/exec would try to copy to it.
-	if stdout != nil {
-		cmd.Stdout = stdout
-	}
-	if stderr != nil {
-		cmd.Stderr = stderr
-	}
-	err = cmd.Start()
-	stdout.Close()
-	if stderr != stdout {
-		stderr.Close()
-	}
-	if err != nil {
-		return cannot(err)
-	}
-	res := Result{StartedAt: time.Now()}
-	pgid := cmd.Process.Pid
-	start, _ := procStartTime(pgid)
-	started(pgid, start)
+}
 
-	exited := make(chan struct{})
-	go func() {
-		waitExitNoReap(pgid)
-		close(exited)
-	}()
-	var walltime, kill <-chan time.Time
+// cannotStart is the Result of a job that never ran.
+func cannotStart(err error) Result {
+	return Result{EndedAt: time.Now(), ExitStatus: -1, StartError: true,
+		Reason: "cannot start: " + err.Error()}
+}
+
+// setStatus records how the job ended: an exit status, or a signal (sig
+// not 0), and why it was stopped ("" if it ended by itself).
+func (r *Result) setStatus(status int, sig syscall.Signal, reason string) {
+	r.ExitStatus = status
+	if sig != 0 {
+		r.ExitStatus = -1
+		r.Signal = signalName(sig)
+		if reason == "" {
+			reason = "killed by " + r.Signal
+		}
+	} else if reason == "" && status != 0 {
+		reason = fmt.Sprintf("exit status %d", status)
+	}
+	r.Reason = reason
+}
+
+// supervise waits until done is closed. The walltime, SIGTERM or SIGINT to
+// the shepherd and ctx each stop the job: term is called at once, kill
+// after KillGrace if done is still open. It returns why the job was
+// stopped: "walltime exceeded", "cancelled", or "" if it ended by itself.
+func supervise(ctx context.Context, spec Spec, sigs <-chan os.Signal, done <-chan struct{}, term, kill func()) string {
+	var walltime, killTimer <-chan time.Time
 	if spec.Walltime > 0 {
 		t := time.NewTimer(spec.Walltime)
 		defer t.Stop()
 		walltime = t.C
 	}
 	reason := ""
-	terminate := func(why string) {
+	stop := func(why string) {
 		if reason == "" {
 			reason = why
 		}
-		if kill == nil {
-			syscall.Kill(-pgid, syscall.SIGTERM)
-			kill = time.After(spec.KillGrace)
+		if killTimer == nil {
+			term()
+			killTimer = time.After(spec.KillGrace)
 		}
 	}
 	ctxDone := ctx.Done()
-wait:
 	for {
 		select {
-		case <-exited:
-			break wait
+		case <-done:
+			return reason
 		case <-walltime:
-			terminate("walltime exceeded")
+			stop("walltime exceeded")
 		case <-sigs:
-			terminate("cancelled")
+			stop("cancelled")
 		case <-ctxDone:
 			ctxDone = nil
-			terminate("cancelled")
-		case <-kill:
-			syscall.Kill(-pgid, syscall.SIGKILL)
+			stop("cancelled")
+		case <-killTimer:
+			kill()
 		}
 	}
-	// The leader has exited but is not yet reaped, so the group id is still
-	// ours: whatever the job left behind in its group goes with it.
-	syscall.Kill(-pgid, syscall.SIGKILL)
-	cmd.Wait()
-	res.EndedAt = time.Now()
-	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
-	switch {
-	case ws.Signaled():
-		res.ExitStatus = -1
-		res.Signal = signalName(ws.Signal())
-		if reason == "" {
-			reason = "killed by " + res.Signal
-		}
-	default:
-		res.ExitStatus = ws.ExitStatus()
-		if reason == "" && res.ExitStatus != 0 {
-			reason = fmt.Sprintf("exit status %d", res.ExitStatus)
-		}
-	}
-	res.Reason = reason
-	return res
-}
-
-func hostfileText(hosts []string) string {
-	if len(hosts) == 0 {
-		return ""
-	}
-	return strings.Join(hosts, "\n") + "\n"
-}
-
-// lookPath finds name in the job's PATH (which may differ from the
-// shepherd's). Names with a slash are used as they are; os/exec resolves a
-// relative one against the working directory. Relative PATH entries are
-// skipped, for the reason os/exec refuses them (ErrDot): a job must not run
-// whatever happens to lie in its working directory under a command's name.
-func lookPath(name, path string) (string, error) {
-	if strings.Contains(name, "/") {
-		return name, nil
-	}
-	for _, dir := range filepath.SplitList(path) {
-		if !filepath.IsAbs(dir) {
-			continue
-		}
-		p := filepath.Join(dir, name)
-		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
-			return p, nil
-		}
-	}
-	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
-}
-
-func lastValue(env []string, key string) string {
-	for i := len(env) - 1; i >= 0; i-- {
-		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
-			return v
-		}
-	}
-	return ""
-}
-
-// openOutputs opens the job's output files for appending; "" gives nil
-// (os/exec then connects /dev/null). One path for both shares one file.
-func openOutputs(stdoutPath, stderrPath string) (stdout, stderr *os.File, err error) {
-	open := func(p string) (*os.File, error) {
-		if p == "" {
-			return nil, nil
-		}
-		return os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
-	}
-	if stdout, err = open(stdoutPath); err != nil {
-		return nil, nil, err
-	}
-	if stderrPath == stdoutPath {
-		return stdout, stdout, nil
-	}
-	if stderr, err = open(stderrPath); err != nil {
-		stdout.Close()
-		return nil, nil, err
-	}
-	return stdout, stderr, nil
 }
 
 // readyPipe returns Spec.ReadyFD as a file, made close-on-exec so that the

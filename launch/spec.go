@@ -16,19 +16,48 @@ import (
 // flush and checkpoint, short enough that the hosts come back promptly.
 const DefaultKillGrace = 10 * time.Second
 
+// DefaultPath is a job's PATH when Spec.Path is "": the system's programs,
+// as login(1) gives an ordinary user, and nothing of whoever started the
+// daemon.
+const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
+
 // Spec is everything the shepherd needs to start one job. It travels to the
 // shepherd as JSON on its stdin.
+//
+// The job's environment is a clean one, never inherited from the shepherd:
+//
+//   - PATH: Path, or DefaultPath;
+//   - HOME, USER, LOGNAME and SHELL from Identity (without an Identity:
+//     the shepherd's own variables of those names, where it has them);
+//   - then Env, whose entries replace any of the above;
+//   - then MSCHED_JID, MSCHED_HOSTS (Hosts, comma-separated),
+//     MSCHED_NHOSTS and MSCHED_HOSTFILE (the host file's path), which Env
+//     cannot override.
+//
+// A job run through ssh (SSH set) gets, instead of the first two, the
+// remote login's environment as sshd makes it (HOME, PATH, SHELL,
+// SSH_CONNECTION…); Env and MSCHED_* are laid over it the same way, and
+// MSCHED_HOSTFILE names a host file on the remote host.
 type Spec struct {
 	JID  string   `json:"jid"`
 	Argv []string `json:"argv"` // executed directly, never through a shell
-	Dir  string   `json:"dir"`  // working directory; "" = the shepherd's
-	// Env holds "KEY=value" additions to the environment the shepherd
-	// inherited; a later entry wins. MSCHED_JID, MSCHED_HOSTS, MSCHED_NHOSTS
-	// and MSCHED_HOSTFILE are set last and cannot be overridden. A PATH here
+	// Dir is the working directory; "" means the shepherd's (for an ssh
+	// job: the remote login's, the user's home there). For an ssh job it
+	// is a directory on the remote host and is passed as it is.
+	Dir string `json:"dir"`
+	// Env holds "KEY=value" entries (the job file's env: map) laid over the
+	// clean environment described above; a later entry wins. A PATH here
 	// is the one used to find Argv[0].
-	Env   []string `json:"env,omitempty"`
+	Env []string `json:"env,omitempty"`
+	// Path is the job's PATH; "" means DefaultPath. Not used for an ssh
+	// job, which has the remote login's PATH (unless Env sets one).
+	Path  string   `json:"path,omitempty"`
 	Hosts []string `json:"hosts"`
 	// Identity is the user the job runs as; nil: the shepherd's own user.
+	// A local job's process gets its uid, gid and groups (the shepherd must
+	// be root for another uid); the job's output files are opened with its
+	// permissions; an ssh job logs in as Identity.User unless its
+	// destination names a user.
 	Identity *Identity `json:"identity,omitempty"`
 	// SSH, when set, runs the job on remote hosts through the ssh client:
 	// Argv on the first of SSH.Dest (or mpirun there, with MPI set).
@@ -37,10 +66,15 @@ type Spec struct {
 	MPI *MPI `json:"mpi,omitempty"`
 	// Slurm, when set, submits the job to a Slurm cluster with sbatch.
 	Slurm *Slurm `json:"slurm,omitempty"`
-	// Stdout and Stderr are created or appended to; relative paths are
-	// relative to Dir, as a shell redirection in the working directory
-	// would be. "" discards the stream. The same path for both shares one
-	// file descriptor, like 2>&1.
+	// Stdout and Stderr are created (mode 0644) or appended to, on this
+	// machine, with the permissions of Identity: the shepherd opens them as
+	// that user would, never following a symbolic link in the last
+	// component, and refuses anything but a regular file or a character
+	// device (such as /dev/null). Relative paths are relative to Dir, as a
+	// shell redirection in the working directory would be (for an ssh job
+	// only when Dir is absolute: a shared file system). "" discards the
+	// stream. The same path for both shares one file descriptor, like 2>&1.
+	// An ssh job's output travels through ssh into these local files.
 	Stdout string `json:"stdout,omitempty"`
 	Stderr string `json:"stderr,omitempty"`
 	// Walltime limits the job's run time; 0 means no limit.
@@ -155,8 +189,12 @@ func (s Spec) normalize() (Spec, error) {
 	if s.ResultPath == "" || s.PidPath == "" {
 		return s, errors.New("launch: spec needs ResultPath and PidPath")
 	}
+	paths := []*string{&s.ResultPath, &s.PidPath, &s.HostfilePath, &s.ResultStaging}
+	if s.SSH == nil {
+		paths = append(paths, &s.Dir) // an ssh job's Dir is on the remote host
+	}
 	var err error
-	for _, p := range []*string{&s.ResultPath, &s.PidPath, &s.HostfilePath, &s.ResultStaging, &s.Dir} {
+	for _, p := range paths {
 		if *p == "" {
 			continue
 		}
@@ -166,7 +204,7 @@ func (s Spec) normalize() (Spec, error) {
 	}
 	s.HostfilePath = s.hostfile()
 	for _, p := range []*string{&s.Stdout, &s.Stderr} {
-		if *p != "" && !filepath.IsAbs(*p) && s.Dir != "" {
+		if *p != "" && !filepath.IsAbs(*p) && filepath.IsAbs(s.Dir) {
 			*p = filepath.Join(s.Dir, *p)
 		}
 	}
@@ -176,18 +214,53 @@ func (s Spec) normalize() (Spec, error) {
 	return s, nil
 }
 
-// jobEnv is the job's environment: the shepherd's own, the Spec's additions,
-// then the MSCHED_* variables. os/exec keeps the last of duplicate keys.
-func (s Spec) jobEnv(base []string) []string {
-	env := make([]string, 0, len(base)+len(s.Env)+4)
-	env = append(env, base...)
+// jobEnv is a local job's environment (see Spec): PATH, the user's HOME,
+// USER, LOGNAME and SHELL, Env, then MSCHED_*. self is the shepherd's own
+// environment, used only without an Identity. os/exec keeps the last of
+// duplicate keys, so Env overrides what comes before it, and nothing
+// overrides MSCHED_*.
+func (s Spec) jobEnv(self []string) []string {
+	path := s.Path
+	if path == "" {
+		path = DefaultPath
+	}
+	env := make([]string, 0, 5+len(s.Env)+4)
+	env = append(env, "PATH="+path)
+	if id := s.Identity; id != nil {
+		shell := id.Shell
+		if shell == "" {
+			shell = defaultShell
+		}
+		env = append(env, "HOME="+id.Home, "USER="+id.User, "LOGNAME="+id.User, "SHELL="+shell)
+	} else {
+		for _, k := range []string{"HOME", "USER", "LOGNAME", "SHELL"} {
+			if v, ok := lookupEnv(self, k); ok {
+				env = append(env, k+"="+v)
+			}
+		}
+	}
 	env = append(env, s.Env...)
-	return append(env,
-		"MSCHED_JID="+s.JID,
-		"MSCHED_HOSTS="+strings.Join(s.Hosts, ","),
-		"MSCHED_NHOSTS="+strconv.Itoa(len(s.Hosts)),
-		"MSCHED_HOSTFILE="+s.HostfilePath,
-	)
+	return append(env, s.mschedEnv(s.HostfilePath)...)
+}
+
+// mschedEnv is msched's own variables, with the host file at hostfile.
+func (s Spec) mschedEnv(hostfile string) []string {
+	return []string{
+		"MSCHED_JID=" + s.JID,
+		"MSCHED_HOSTS=" + strings.Join(s.Hosts, ","),
+		"MSCHED_NHOSTS=" + strconv.Itoa(len(s.Hosts)),
+		"MSCHED_HOSTFILE=" + hostfile,
+	}
+}
+
+// lookupEnv finds key in env, the last entry winning as in os/exec.
+func lookupEnv(env []string, key string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], key+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
 }
 
 // ReadSpec decodes a Spec from JSON, rejecting unknown fields so that a
@@ -216,9 +289,15 @@ type Result struct {
 	// "exit status 3", "killed by SIGSEGV", "cannot start: …".
 	Reason string `json:"reason,omitempty"`
 	// StartError is true when the job never ran (bad argv, missing workdir,
-	// permission, unopenable output file); the run daemon re-queues such a
-	// job with an attempt count.
+	// permission, unopenable output file, remote host unreachable); the run
+	// daemon re-queues such a job with an attempt count.
 	StartError bool `json:"start_error,omitempty"`
+	// Unreachable names the Spec.Hosts entry that ssh could not reach (it
+	// could not connect or authenticate), so that the run daemon marks that
+	// host down. With StartError the job never started; without it the
+	// connection was lost while the job ran (its remote side kills the job
+	// when it notices).
+	Unreachable string `json:"unreachable,omitempty"`
 }
 
 // OK reports whether the job ran to completion by itself with exit status 0.

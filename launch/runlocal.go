@@ -1,0 +1,138 @@
+package launch
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// runLocal runs the job on this machine as Spec.Identity: Argv, or mpirun
+// with Argv over the job's hosts (all of them this machine) with MPI set.
+func runLocal(ctx context.Context, spec Spec, sigs <-chan os.Signal, started startedFunc) Result {
+	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
+		return cannotStart(errors.New("empty argv"))
+	}
+	if err := checkIdentity(spec.Identity); err != nil {
+		return cannotStart(err)
+	}
+	argv := spec.Argv
+	if spec.MPI != nil {
+		var err error
+		if argv, err = localMPIArgv(spec); err != nil {
+			return cannotStart(err)
+		}
+	}
+	if err := os.WriteFile(spec.HostfilePath, []byte(hostfileText(spec.Hosts)), 0o644); err != nil {
+		return cannotStart(fmt.Errorf("host file: %w", err))
+	}
+	env := spec.jobEnv(os.Environ())
+	jobPath, _ := lookupEnv(env, "PATH")
+	var (
+		path           string
+		stdout, stderr *os.File
+	)
+	// The checks and opens the user could not do must fail: as the user.
+	err := asUser(spec.Identity, func() error {
+		if spec.Dir != "" {
+			if err := checkWorkdir(spec.Dir); err != nil {
+				return err
+			}
+		}
+		var err error
+		if path, err = lookPath(argv[0], jobPath); err != nil {
+			return err
+		}
+		stdout, stderr, err = openOutputs(spec.Stdout, spec.Stderr)
+		return err
+	})
+	if err != nil {
+		return cannotStart(err)
+	}
+	cmd := &exec.Cmd{
+		Path: path, Args: argv, Dir: spec.Dir, Env: env,
+		SysProcAttr: &syscall.SysProcAttr{
+			Setpgid:    true,
+			Credential: credential(spec.Identity),
+			// If the shepherd dies, its job must not run on unsupervised:
+			// a restarted daemon would see it as lost and run it again.
+			// (os/exec sets it after the credentials change, which would
+			// otherwise clear it.)
+			Pdeathsig: syscall.SIGKILL,
+		},
+	}
+	// Assign only non-nil files: a nil *os.File in the io.Writer would not
+	// be nil, and os/exec would try to copy to it.
+	if stdout != nil {
+		cmd.Stdout = stdout
+	}
+	if stderr != nil {
+		cmd.Stderr = stderr
+	}
+	err = cmd.Start()
+	stdout.Close()
+	if stderr != stdout {
+		stderr.Close()
+	}
+	if err != nil {
+		return cannotStart(err)
+	}
+	res := Result{StartedAt: time.Now()}
+	pgid := cmd.Process.Pid
+	start, _ := procStartTime(pgid)
+	started(PidFile{Pgid: pgid, JobStart: start})
+
+	exited := make(chan struct{})
+	go func() {
+		waitExitNoReap(pgid)
+		close(exited)
+	}()
+	reason := supervise(ctx, spec, sigs, exited,
+		func() { syscall.Kill(-pgid, syscall.SIGTERM) },
+		func() { syscall.Kill(-pgid, syscall.SIGKILL) })
+	// The leader has exited but is not yet reaped, so the group id is still
+	// ours: whatever the job left behind in its group goes with it.
+	syscall.Kill(-pgid, syscall.SIGKILL)
+	cmd.Wait()
+	res.EndedAt = time.Now()
+	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
+	if ws.Signaled() {
+		res.setStatus(-1, ws.Signal(), reason)
+	} else {
+		res.setStatus(ws.ExitStatus(), 0, reason)
+	}
+	return res
+}
+
+func hostfileText(hosts []string) string {
+	if len(hosts) == 0 {
+		return ""
+	}
+	return strings.Join(hosts, "\n") + "\n"
+}
+
+// lookPath finds name in the job's PATH (which may differ from the
+// shepherd's). Names with a slash are used as they are; os/exec resolves a
+// relative one against the working directory. Relative PATH entries are
+// skipped, for the reason os/exec refuses them (ErrDot): a job must not run
+// whatever happens to lie in its working directory under a command's name.
+func lookPath(name, path string) (string, error) {
+	if strings.Contains(name, "/") {
+		return name, nil
+	}
+	for _, dir := range filepath.SplitList(path) {
+		if !filepath.IsAbs(dir) {
+			continue
+		}
+		p := filepath.Join(dir, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
+}
