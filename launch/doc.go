@@ -12,6 +12,34 @@
 // Start does not touch it either: the daemon stopping is not a cancel. Only
 // Handle.Cancel and the walltime end a job early.
 //
+// The shepherd is one local supervisor for every kind of job; what it starts
+// as its child depends on the Spec:
+//
+//   - a local job (no SSH): Argv itself, on this machine;
+//   - with MPI and no SSH: mpirun over this machine (every host of the job
+//     a slot here: --host localhost:N);
+//   - with SSH: the OpenSSH client, which runs Argv once, on the first
+//     destination, like a Slurm batch script (the job may start more on
+//     the other hosts, from MSCHED_HOSTFILE);
+//   - with SSH and MPI: the ssh client, which runs mpirun on the first
+//     destination over all of them (a host file `HOST slots=R` made there,
+//     -np hosts×R, --map-by ppr:R:node, --mca plm_rsh_agent MPI.Agent);
+//     mpirun reaches the other hosts with the user's own ssh key, as on any
+//     cluster.
+//
+// # Users
+//
+// A job runs as Spec.Identity (LookupIdentity gives it from the password and
+// group databases): a local job's process gets the user's uid, gid and
+// groups, which needs a root shepherd (a shepherd that is not root reports a
+// start error for another user); an ssh job logs in as the user. Its
+// environment is a clean one (see Spec), nothing of the daemon's. Before the
+// start the shepherd checks the working directory and finds the program,
+// and it opens the output files, with the user's file-system identity (see
+// asuser.go): a job file cannot make root write /etc/passwd, follow a
+// planted symbolic link or hang on a FIFO. Files it creates belong to the
+// user, mode 0644. mpirun never runs as root.
+//
 // # Files
 //
 // Three files describe one launch (Spec.Files lists them):
@@ -23,10 +51,13 @@
 //     boot id). The lock, not the pid, is what says "a shepherd is alive":
 //     it cannot be fooled by pid reuse and it covers the instant between the
 //     fork and the first write. The pid and start time are used only to
-//     aim signals, and are checked before every signal.
+//     aim signals, and are checked before every signal. For an ssh job the
+//     process group is the local ssh client's.
 //   - ResultPath: the Result, written once (tmp, fsync, rename, fsync of the
 //     directory), so that it exists exactly when the outcome is durable.
-//   - the host file (Spec.HostfilePath): one host per line, for the job.
+//   - the host file (Spec.HostfilePath): one host per line, for a local job.
+//     An ssh job's host file is made on the remote host (mktemp) and
+//     removed there when the job ends.
 //
 // # Restart
 //
@@ -48,9 +79,53 @@
 // job's process group on purpose (setsid, setpgid) escape both; containing
 // them needs cgroups, which msched does not use yet.
 //
+// # Remote jobs
+//
+// The remote side of an ssh job is a small POSIX sh wrapper (sshWrapper in
+// ssh.go) that the user's login shell runs with every word single-quoted;
+// no user data is ever part of a script. The wrapper starts the job in its
+// own session and process group (setsid) with /dev/null as stdin and
+// reports to the shepherd by marker lines on stderr, which the shepherd
+// removes from the job's stderr: ready (ssh connected and logged in), start,
+// fail (a start error there: workdir, command not found), end with the
+// job's status. So ssh's own failure, exit status 255 before "ready", is told
+// apart from a job that exits 255: it gives a start error naming the host,
+// with Result.Unreachable set for the run daemon to mark the host down (not
+// for a login refused to one user: "Permission denied").
+//
+// The wrapper's stdin is a pipe held by the shepherd, through ssh:
+//
+//   - cancel and walltime: the shepherd writes TERM there, and KILL after
+//     KillGrace; the wrapper signals the job's remote process group. (If
+//     the host does not answer, the shepherd kills ssh 10 s later.)
+//   - the shepherd's death (kill -9): its child ssh dies too (Pdeathsig),
+//     the wrapper reads end of file and kills the job's group itself
+//     (SIGTERM, SIGKILL after the grace), so no remote job runs on
+//     unsupervised, and Adopt's Gone path needs nothing remote;
+//   - a lost connection: the same, as soon as sshd notices it. A silent
+//     network partition is noticed only with keepalives: set
+//     ClientAliveInterval in the hosts' sshd_config, and ServerAliveInterval
+//     in SSHConfig.Options for the shepherd's side.
+//
+// The job's stdout and stderr come back through ssh into the output files
+// the shepherd opened here, as the user. ssh runs as the shepherd's user
+// (root) with msched's identity file (SSHConfig), which users cannot read;
+// that key must be authorized for each user on the remote hosts, and its
+// options must not include -n or -f (the wrapper's stdin is the job's
+// lifeline).
+//
+// What a remote host needs: sshd, a POSIX login shell for the user (sh,
+// bash, dash, ksh, zsh; not the csh family), /bin/sh, setsid (util-linux),
+// mktemp, sleep and a writable $TMPDIR or /tmp; for MPI, Open MPI's mpirun
+// on the login's PATH on the first host and the same installation on the
+// others, and the user's own ssh key authorized on every host (mpirun
+// starts its daemons over ssh as the user, with MPI.Agent if set).
+//
 // # Limits
 //
 // flock(2) is reliable on local file systems; the spool must not be on NFS.
-// Only the Local launcher exists; ssh and mpirun launchers will start their
-// remote side from the same shepherd.
+// A remote job's status comes from sh's wait: a job that itself exits with
+// 129 to 192 is reported as killed by the signal status−128, as shells
+// report it. Each remote host runs one wrapper per job and nothing else of
+// msched's.
 package launch
