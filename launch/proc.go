@@ -23,6 +23,11 @@ type PidFile struct {
 	// has started.
 	Pgid     int    `json:"job_pgid,omitempty"`
 	JobStart uint64 `json:"job_start,omitempty"`
+	// SlurmJob is the Slurm job id of a Slurm job (Spec.Slurm), with its
+	// cluster's SLURM_CONF; such a job has no local process group.
+	SlurmJob  string `json:"slurm_job,omitempty"`
+	SlurmConf string `json:"slurm_conf,omitempty"`
+	SlurmBin  string `json:"slurm_bin,omitempty"` // Slurm.BinDir
 }
 
 // ReadPidFile reads a pid file. A file that exists but is empty or not yet
@@ -118,7 +123,13 @@ func sameProcess(pid int, start uint64, boot string) bool {
 // group emptied, then a new process got the same pid, made its own group and
 // exited leaving children, all between two scans. It needs a full pid
 // wraparound in that window.)
+//
+// A Slurm job has no local process group: what is left of it is the Slurm
+// job, which is cancelled, and waited for, instead.
 func killOrphans(p PidFile) error {
+	if p.SlurmJob != "" {
+		return killSlurm(&Slurm{Conf: p.SlurmConf, BinDir: p.SlurmBin}, p.SlurmJob)
+	}
 	if p.Pgid <= 1 || p.JobStart == 0 || p.BootID != bootID() {
 		return nil
 	}

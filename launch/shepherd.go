@@ -134,10 +134,10 @@ func fail(spec Spec, err error) error {
 type startedFunc func(job PidFile)
 
 // runJob starts the job and supervises it to the end, with the runner of
-// its kind: an ssh job runs through the ssh client (runSSH), anything else
-// on this machine (runLocal). A Slurm job's runner (slurm.go) goes first in
-// the switch. Each runner takes the same arguments: started is called once
-// the job's local process group exists (see startedFunc).
+// its kind: a Slurm job is submitted to its cluster and followed there
+// (runSlurm), an ssh job runs through the ssh client (runSSH), anything else
+// on this machine (runLocal). Each runner takes the same arguments: started
+// is called once the job exists (see startedFunc).
 func runJob(ctx context.Context, spec Spec, sigs <-chan os.Signal, started startedFunc) Result {
 	select {
 	case <-sigs:
@@ -147,7 +147,8 @@ func runJob(ctx context.Context, spec Spec, sigs <-chan os.Signal, started start
 	default:
 	}
 	switch {
-	// case spec.Slurm != nil: slurm.go's runner, before the others.
+	case spec.Slurm != nil:
+		return runSlurm(ctx, spec, sigs, started)
 	case spec.SSH != nil:
 		return runSSH(ctx, spec, sigs, started)
 	default:
