@@ -48,14 +48,21 @@ func checkEnv(t *testing.T, env, want map[string]string) {
 func TestLocal_RunsAsUser(t *testing.T) {
 	id := testUser(t)
 	t.Setenv("MSCHED_TEST_LEAK", "from the test process")
-	spec := userSpec(t, id, "sh", "-c", "id -u; id -g; id -G; env")
+	spec := userSpec(t, id, "sh", "-c", `id -u; id -g; id -G; env; echo ---; cat "$MSCHED_HOSTFILE"`)
 	spec.Env = []string{"FOO=bar baz", "HOME=/overridden", "MSCHED_JID=spoofed"}
 	spec.Hosts = []string{"a/cpu0", "a/cpu1"}
+	// The host file placed by the daemon, root's and private, as a recycled
+	// file is: the job must still read it.
+	spec.HostfilePath = rootFile(t, 0o600, "old content\n")
 	res := run(t, spec)
 	if !res.OK() {
 		t.Fatalf("got %+v (stderr %q)", res, readFile(t, spec.Stderr))
 	}
-	lines := strings.SplitN(readFile(t, spec.Stdout), "\n", 4)
+	out, hostfile, _ := strings.Cut(readFile(t, spec.Stdout), "---\n")
+	if hostfile != "a/cpu0\na/cpu1\n" {
+		t.Errorf("the job read its host file as %q", hostfile)
+	}
+	lines := strings.SplitN(out, "\n", 4)
 	if lines[0] != strconv.Itoa(id.UID) || lines[1] != strconv.Itoa(id.GID) {
 		t.Errorf("uid %s gid %s, want %d %d", lines[0], lines[1], id.UID, id.GID)
 	}
@@ -70,7 +77,7 @@ func TestLocal_RunsAsUser(t *testing.T) {
 	checkEnv(t, envOf(t, lines[3]), map[string]string{
 		"PATH": DefaultPath, "HOME": "/overridden", "USER": id.User, "LOGNAME": id.User, "SHELL": "/bin/sh",
 		"FOO": "bar baz", "MSCHED_JID": "j1", "MSCHED_HOSTS": "a/cpu0,a/cpu1", "MSCHED_NHOSTS": "2",
-		"MSCHED_HOSTFILE": filepath.Join(filepath.Dir(spec.ResultPath), "j1.hosts"),
+		"MSCHED_HOSTFILE": spec.HostfilePath,
 	})
 	fi, err := os.Stat(spec.Stdout)
 	if err != nil {

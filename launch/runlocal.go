@@ -28,7 +28,7 @@ func runLocal(ctx context.Context, spec Spec, sigs <-chan os.Signal, started sta
 			return cannotStart(err)
 		}
 	}
-	if err := os.WriteFile(spec.HostfilePath, []byte(hostfileText(spec.Hosts)), 0o644); err != nil {
+	if err := writeHostfile(spec.HostfilePath, spec.Hosts); err != nil {
 		return cannotStart(fmt.Errorf("host file: %w", err))
 	}
 	env := spec.jobEnv(os.Environ())
@@ -107,6 +107,16 @@ func runLocal(ctx context.Context, spec Spec, sigs <-chan os.Signal, started sta
 		res.setStatus(ws.ExitStatus(), 0, reason)
 	}
 	return res
+}
+
+// writeHostfile writes the job's host file, readable by the job's user: a
+// file the daemon placed there (Spec.HostfilePath, from its recycled files)
+// keeps its mode when rewritten, so the mode is set too.
+func writeHostfile(path string, hosts []string) error {
+	if err := os.WriteFile(path, []byte(hostfileText(hosts)), 0o644); err != nil {
+		return err
+	}
+	return os.Chmod(path, 0o644)
 }
 
 func hostfileText(hosts []string) string {
