@@ -17,9 +17,10 @@ import (
 // ShepherdBinary is the dedicated shepherd (cmd/msched-shepherd). Installed
 // next to the msched binary (`go install ./cmd/...`), it is what Local runs
 // by default: it links nothing but this package and the standard library,
-// so it is static and starts in about a third of the CPU time that a
-// re-executed msched (dynamically linked, with every package's init) takes,
-// and a shepherd is exec'd for every job.
+// none of it using cgo (TestShepherdBinaryLinksNoCgo), so it is static and
+// starts in about a third of the CPU time that a re-executed msched
+// (dynamically linked, with every package's init) takes, and a shepherd is
+// exec'd for every job.
 const ShepherdBinary = "msched-shepherd"
 
 // protocolFlag asks a shepherd binary for its Protocol instead of a spec.

@@ -112,7 +112,7 @@
 // (root) with msched's identity file (SSHConfig), which users cannot read;
 // that key must be authorized for each user on the remote hosts, and its
 // options must not include -n or -f (the wrapper's stdin is the job's
-// lifeline).
+// lifeline) nor -t (a terminal would mix the job's stderr into stdout).
 //
 // What a remote host needs: sshd, a POSIX login shell for the user (sh,
 // bash, dash, ksh, zsh; not the csh family), /bin/sh, setsid (util-linux),

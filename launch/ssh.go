@@ -73,17 +73,6 @@ func (s *SSH) Command(d SSHDest, user, remote string) []string {
 	return argv
 }
 
-func (d SSHDest) String() string {
-	s := d.Host
-	if d.User != "" {
-		s = d.User + "@" + s
-	}
-	if d.Port != 0 {
-		s += ":" + strconv.Itoa(d.Port)
-	}
-	return s
-}
-
 // checkSSHWord refuses a host or user name that is empty, could be read as
 // an option, or holds characters no such name has (Command already puts
 // them where ssh cannot take them for options; this gives a clear error).
