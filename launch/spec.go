@@ -37,7 +37,10 @@ const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
 // A job run through ssh (SSH set) gets, instead of the first two, the
 // remote login's environment as sshd makes it (HOME, PATH, SHELL,
 // SSH_CONNECTION…); Env and MSCHED_* are laid over it the same way, and
-// MSCHED_HOSTFILE names a host file on the remote host.
+// MSCHED_HOSTFILE names a host file on the remote host, which holds the
+// destinations' addresses (SSH.Dest, one per line; MPI: "HOST slots=R"),
+// the names a program there can reach the hosts by; MSCHED_HOSTS keeps the
+// names of Hosts.
 type Spec struct {
 	JID  string   `json:"jid"`
 	Argv []string `json:"argv"` // executed directly, never through a shell
