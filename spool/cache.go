@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
@@ -147,6 +148,11 @@ func (j *Job) Clone() *Job {
 			}
 		}
 		c.Model = &m
+	}
+	c.Env = maps.Clone(j.Env)
+	if j.UID != nil {
+		uid := *j.UID
+		c.UID = &uid
 	}
 	c.History = slices.Clone(j.History)
 	if j.Schedule != nil {

@@ -93,10 +93,10 @@ func (s *Spool) ClaimAll(names []string) (claims []*Claim, errs map[string]error
 			errs[name] = fmt.Errorf("spool: claim: %w", err)
 			continue
 		}
-		if !fi.Mode().IsRegular() {
-			errs[name] = fmt.Errorf("spool: claim %s: not a regular file", name)
-			continue
-		}
+		// Anything else than a regular file is claimed too (rename moves a
+		// symbolic link itself, never its target) and then refused by
+		// loadClaim with its reason, so that whoever put it there is told,
+		// rather than left in submitted/ for ever.
 		arrived := fi.ModTime()
 		if st, isUnix := fi.Sys().(*syscall.Stat_t); isUnix {
 			arrived = time.Unix(st.Ctim.Unix())

@@ -240,6 +240,19 @@ func skeleton(j *Job) *yaml.Node {
 				v.Kind, v.Tag, v.Value = yaml.ScalarNode, "!!int", fmt.Sprint(f.v)
 			}
 		}
+		for _, f := range []struct{ key, v string }{{"arch", h.Arch}, {"cluster", h.Cluster}} {
+			if f.v != "" {
+				v := add(hn, f.key)
+				v.Kind, v.Value = yaml.ScalarNode, f.v
+			}
+		}
+	}
+	if j.Launch != "" {
+		add(doc, "launch").Kind = yaml.ScalarNode
+	}
+	if j.RanksPerHost != 0 {
+		v := add(doc, "ranks_per_host")
+		v.Kind, v.Tag, v.Value = yaml.ScalarNode, "!!int", fmt.Sprint(j.RanksPerHost)
 	}
 	if j.Model != nil {
 		add(doc, "model")

@@ -479,7 +479,12 @@ func TestEncode_ParsesBack(t *testing.T) {
 		Reason: "not YAML", Original: "\xff\xfe binary: [unclosed\n"}
 	moldable := full.Clone()
 	moldable.Hosts = &Hosts{Min: 2, Max: 0, Arch: "x86_64", Cluster: "c1"}
-	for name, j := range map[string]*Job{"full": full, "wrapper": wrapper, "moldable": moldable} {
+	uid := 1001
+	remote := full.Clone()
+	remote.Hosts = &Hosts{Cluster: "ws"}
+	remote.Env, remote.Launch, remote.RanksPerHost, remote.SubmitDir, remote.UID = map[string]string{"A": "b c"}, LaunchMPI, 2, "/home/a", &uid
+	remote.Run.SlurmJob = "17"
+	for name, j := range map[string]*Job{"full": full, "wrapper": wrapper, "moldable": moldable, "remote": remote} {
 		data, err := s.encode(j)
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
@@ -504,6 +509,10 @@ func TestEncode_ParsesBack(t *testing.T) {
 		func(j *Job) { j.Hosts = &Hosts{Count: 2, Min: 1} },
 		func(j *Job) { j.Hosts = &Hosts{} },
 		func(j *Job) { j.Walltime = -1 },
+		func(j *Job) { j.Launch = "rsh" },
+		func(j *Job) { j.RanksPerHost = 2 },
+		func(j *Job) { j.Launch, j.RanksPerHost = LaunchMPI, -1 },
+		func(j *Job) { j.Env = map[string]string{"MSCHED_JID": "x"} },
 		func(j *Job) { j.Model = &Model{Name: "m", Params: map[string]float64{"x": math.NaN()}} },
 	} {
 		j := full.Clone()

@@ -33,7 +33,7 @@ func TestParse_RejectsBadJobFiles(t *testing.T) {
 		{"hosts.max explicit zero", "command: [a]\nhosts: {max: 0}\n", "job.yaml:2: hosts.max: must be ≥ 1, got 0"},
 		{"hosts min > max", "command: [a]\nhosts:\n  min: 8\n  max: 4\n", "job.yaml:4: hosts.max: must be ≥ hosts.min (8), got 4"},
 		{"hosts count and range", "command: [a]\nhosts: {count: 2, max: 4}\n", "job.yaml:2: hosts: give count, or min and max, not both"},
-		{"hosts only arch", "command: [a]\nhosts: {arch: sparc}\n", "job.yaml:2: hosts: want count, or min and max"},
+		{"hosts empty", "command: [a]\nhosts: {}\n", "job.yaml:2: hosts: want count, or min and max, or an arch or cluster"},
 		{"hosts null", "command: [a]\nhosts:\n", "job.yaml:2: hosts: want {count: N} or {min: A, max: B}, got nothing"},
 		{"hosts.count not a number", "command: [a]\nhosts:\n  count: many\n", `job.yaml:3: hosts.count: want an integer, got a string "many"`},
 		{"hosts.count fractional", "command: [a]\nhosts: {count: 2.5}\n", `job.yaml:2: hosts.count: want an integer, got a number "2.5"`},
@@ -107,7 +107,7 @@ func TestParse_Accepts(t *testing.T) {
 	for _, tc := range []struct {
 		hosts    string
 		min, max int
-	}{{"", 1, 1}, {"hosts: {count: 8}\n", 8, 8}, {"hosts: {min: 4}\n", 4, 0}, {"hosts: {max: 4, arch: x86_64}\n", 1, 4}} {
+	}{{"", 1, 1}, {"hosts: {count: 8}\n", 8, 8}, {"hosts: {min: 4}\n", 4, 0}, {"hosts: {max: 4, arch: x86_64}\n", 1, 4}, {"hosts: {cluster: ws}\n", 1, 1}} {
 		j, err := Parse("j", []byte("command: [a]\n"+tc.hosts))
 		if err != nil {
 			t.Fatal(err)
@@ -160,5 +160,34 @@ func TestJob_RoundTrip(t *testing.T) {
 		if !reflect.DeepEqual(got, j) {
 			t.Errorf("round trip changed the job:\n got %+v\nwant %+v\n%s", got, j, b)
 		}
+	}
+}
+
+// The fields issue 11 added: env, launch and ranks_per_host, submit_dir.
+func TestParse_EnvLaunch(t *testing.T) {
+	j, err := parseSubmission("j", []byte("command: [a]\nenv: {OMP_NUM_THREADS: \"4\", X_1: \"a b\"}\nlaunch: mpi\nranks_per_host: 2\nsubmit_dir: /home/a\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j.Env["OMP_NUM_THREADS"] != "4" || j.Env["X_1"] != "a b" || j.Launch != LaunchMPI || j.RanksPerHost != 2 || j.SubmitDir != "/home/a" {
+		t.Fatalf("got %+v", j)
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{"env: {MSCHED_JID: x}", "env.MSCHED_JID: MSCHED_* variables are set by msched"},
+		{"env: {1X: x}", "env.1X: not a variable name"},
+		{"env: {A-B: x}", "env.A-B: not a variable name"},
+		{"launch: ssh", `launch: unknown launch "ssh"`},
+		{"ranks_per_host: 2", "ranks_per_host: only with launch: mpi"},
+		{"launch: mpi\nranks_per_host: 0", "ranks_per_host: must be 1 to 1024, got 0"},
+		{"submit_dir: rel", `submit_dir: must be an absolute path, got "rel"`},
+		{"uid: 0", "uid: set by msched, not by the submitter"},
+	} {
+		_, err := parseSubmission("j", []byte("command: [a]\n"+tc.doc+"\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want %q", tc.doc, err, tc.want)
+		}
+	}
+	if _, err := parseSubmission("j", []byte("command: [-np, x]\nlaunch: mpi\n")); err == nil || !strings.Contains(err.Error(), "must not start with '-'") {
+		t.Errorf("mpi with an option for a program: %v", err)
 	}
 }

@@ -165,7 +165,8 @@ type Entry struct {
 
 // List returns the job files in a state, oldest first: by JID number where
 // names are JIDs, else (submitted/) by modification time, then name.
-// Dot-files are staging files and are skipped, as are subdirectories.
+// Dot-files are staging files and are skipped, as is, but in submitted/,
+// anything that is not a regular file.
 func (s *Spool) List(st State) ([]Entry, error) {
 	if !st.Valid() {
 		return nil, fmt.Errorf("spool: list: unknown state %q", st)
@@ -176,7 +177,9 @@ func (s *Spool) List(st State) ([]Entry, error) {
 	}
 	es := make([]Entry, 0, len(des))
 	for _, d := range des {
-		if d.Name()[0] == '.' || !d.Type().IsRegular() {
+		if d.Name()[0] == '.' || (!d.Type().IsRegular() && st != Submitted) {
+			// In submitted/, what is not a regular file is listed too:
+			// init claims and refuses it (ClaimAll).
 			continue
 		}
 		fi, err := d.Info()

@@ -77,8 +77,9 @@ func validateRequest(j *Job, doc *yaml.Node) []Problem {
 			switch {
 			case has("count") && (has("min") || has("max")):
 				bad(lineOf(doc, "hosts"), "hosts", "give count, or min and max, not both")
-			case !has("count") && !has("min") && !has("max"):
-				bad(lineOf(doc, "hosts"), "hosts", "want count, or min and max")
+			case !has("count") && !has("min") && !has("max") && !has("arch") && !has("cluster"):
+				// {cluster: ws} alone is one host of ws.
+				bad(lineOf(doc, "hosts"), "hosts", "want count, or min and max, or an arch or cluster")
 			case h.Min >= 1 && h.Max >= 1 && h.Min > h.Max:
 				bad(lineOf(doc, "hosts", "max"), "hosts.max", "must be ≥ hosts.min (%d), got %d", h.Min, h.Max)
 			}
