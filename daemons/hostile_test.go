@@ -6,8 +6,10 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"os/user"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -318,7 +320,6 @@ func TestControl_FIFOAndSymlink(t *testing.T) {
 // user who could write control/.
 func TestCancel_OnlyOwnerOrRoot(t *testing.T) {
 	asRoot(t)
-	owned := func(j *spool.Job) { uid := attacker; j.UID, j.User = &uid, "uid12345" }
 
 	t.Run("sched", func(t *testing.T) {
 		sp := newTestSpool(t)
@@ -345,9 +346,24 @@ func TestCancel_OnlyOwnerOrRoot(t *testing.T) {
 	})
 
 	t.Run("run", func(t *testing.T) {
+		// The job runs as its owner, who must exist in the password
+		// database: nobody (65534 on Debian) runs sleep.
+		nobody, err := user.Lookup("nobody")
+		if err != nil {
+			t.Skip("no user nobody")
+		}
+		owner, _ := strconv.Atoi(nobody.Uid)
 		sp := newTestSpool(t)
-		gate := filepath.Join(t.TempDir(), "gate")
-		waiting := runnable(t, sp, jobArgv(t, "gate", gate), owned)
+		wd, err := os.MkdirTemp("", "msched-nobody-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { os.RemoveAll(wd) })
+		os.Chmod(wd, 0o755)
+		os.Chown(wd, owner, owner)
+		waiting := runnable(t, sp, []string{"sleep", "60"}, func(j *spool.Job) {
+			j.UID, j.User, j.Workdir, j.Stdout, j.Stderr = &owner, "nobody", wd, filepath.Join(wd, "out"), filepath.Join(wd, "err")
+		})
 		requestAs(t, sp, waiting, other) // before it starts
 		env, lb := loggedEnv(t, sp)
 		r := newRun(t, sp, 0)
@@ -360,7 +376,7 @@ func TestCancel_OnlyOwnerOrRoot(t *testing.T) {
 		if _, err := sp.Read(spool.Running, waiting); err != nil {
 			t.Fatalf("another user's request stopped the job: %v", err)
 		}
-		requestAs(t, sp, waiting, attacker)
+		requestAs(t, sp, waiting, owner)
 		if j := inState(t, sp, waiting, spool.Finished); !j.CancelRequested {
 			t.Errorf("owner's request not honoured: %+v", j.Run)
 		}

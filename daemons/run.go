@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
 
+	"msched/hoststat"
 	"msched/launch"
 	"msched/notify"
 	"msched/spool"
@@ -64,6 +67,20 @@ type Run struct {
 	Launcher    launch.Launcher
 	MaxAttempts int           // 0: DefaultMaxAttempts
 	KillGrace   time.Duration // 0: launch.DefaultKillGrace
+	// Hosts says how each host is reached (its address); a job placed on a
+	// host not listed here runs on this machine.
+	Hosts []hoststat.Host
+	// SSH is how ssh hosts are reached; MPI the mpirun and its remote shell
+	// for launch: mpi; SlurmBin where Slurm's commands are ("": PATH).
+	SSH      launch.SSHConfig
+	MPI      launch.MPI
+	SlurmBin string
+	// Path is the PATH of a job's environment; "": launch.DefaultPath.
+	Path string
+	// MarkDown records that a host could not be reached, so that the
+	// scheduler places nothing more on it until it answers again; nil:
+	// only logged.
+	MarkDown func(host, reason string)
 }
 
 // runner is the state of one Run call.
@@ -77,6 +94,7 @@ type runner struct {
 	mu      sync.Mutex
 	tracked map[string]*runJob // jobs this daemon is starting or following
 	wg      sync.WaitGroup
+	hosts   map[string]hoststat.Host // Run.Hosts by name
 }
 
 // runJob is one job being started or followed. Its goroutine is the only
@@ -118,7 +136,10 @@ func (d *Run) Run(ctx context.Context) error {
 	}
 	defer release()
 	r := &runner{d: d, sp: d.Spool.As(spool.Run), log: d.logger("run"),
-		max: d.MaxAttempts, tracked: map[string]*runJob{}}
+		max: d.MaxAttempts, tracked: map[string]*runJob{}, hosts: map[string]hoststat.Host{}}
+	for _, h := range d.Hosts {
+		r.hosts[h.Name] = h
+	}
 	if r.max <= 0 {
 		r.max = DefaultMaxAttempts
 	}
@@ -347,8 +368,9 @@ func (r *runner) doneControl(c spool.Control) {
 	}
 }
 
-// spec is the launch of j. Its file paths depend only on the JID, so a
-// restarted daemon finds them again.
+// spec is the launch of j as far as its files go: their paths depend only
+// on the JID, so a restarted daemon finds them again (recovery needs no
+// more than that).
 func (r *runner) spec(j *spool.Job) launch.Spec {
 	out, errp := notify.CapturedPaths(r.sp.Path(spool.DirOutput), j.JID)
 	s := launch.Spec{
@@ -371,6 +393,108 @@ func (r *runner) spec(j *spool.Job) launch.Spec {
 		s.Stderr = errp
 	}
 	return s
+}
+
+// launchSpec completes spec(j) with what a start needs: the user the job
+// runs as, its environment, its paths resolved, and how its hosts are
+// reached. An error means the job cannot start as it is.
+func (r *runner) launchSpec(j *spool.Job) (launch.Spec, error) {
+	s := r.spec(j)
+	uid := os.Geteuid()
+	if j.UID != nil {
+		uid = *j.UID
+	}
+	id, err := launch.LookupIdentity(uid)
+	if err != nil {
+		return s, err
+	}
+	s.Identity, s.Path = id, r.d.Path
+	for _, k := range slices.Sorted(maps.Keys(j.Env)) {
+		s.Env = append(s.Env, k+"="+j.Env[k])
+	}
+	// Relative paths are the submitter's: they resolve against the
+	// directory msched submit ran in, else the user's home, never against
+	// the daemon's own directory.
+	base := j.SubmitDir
+	if base == "" {
+		base = id.Home
+	}
+	abs := func(p string) string {
+		if p == "" || filepath.IsAbs(p) {
+			return p
+		}
+		return filepath.Join(base, p)
+	}
+	s.Dir = abs(s.Dir)
+	if s.Dir == "" {
+		s.Dir = base
+	}
+	s.Stdout, s.Stderr = abs(s.Stdout), abs(s.Stderr)
+	if len(s.Argv) > 0 && strings.Contains(s.Argv[0], "/") {
+		s.Argv = append([]string{abs(s.Argv[0])}, s.Argv[1:]...)
+	}
+	return s, r.target(&s, j)
+}
+
+// target sets how s reaches its hosts, from their addresses: a job runs
+// through one launcher, so its hosts must all be reached the same way (the
+// scheduler keeps a job inside one cluster).
+func (r *runner) target(s *launch.Spec, j *spool.Job) error {
+	var addrs []hoststat.Address
+	for _, name := range s.Hosts {
+		a := hoststat.Address{Kind: hoststat.KindLocal}
+		if h, ok := r.hosts[name]; ok {
+			var err error
+			if a, err = h.Addr(); err != nil {
+				return err
+			}
+		}
+		if len(addrs) > 0 && (a.Kind != addrs[0].Kind || a.SlurmConf != addrs[0].SlurmConf) {
+			return fmt.Errorf("hosts %s and %s are reached differently (%s, %s); a job runs through one launcher", s.Hosts[0], name, addrs[0], a)
+		}
+		addrs = append(addrs, a)
+	}
+	if len(addrs) == 0 {
+		return nil
+	}
+	switch addrs[0].Kind {
+	case hoststat.KindSSH:
+		dests := make([]launch.SSHDest, len(addrs))
+		for i, a := range addrs {
+			dests[i] = launch.SSHDest{Host: a.Host, Port: a.Port, User: a.User}
+		}
+		s.SSH = r.d.SSH.Spec(dests)
+	case hoststat.KindSlurm:
+		if j.Launch == spool.LaunchMPI {
+			return errors.New("launch: mpi is not offered on Slurm clusters yet: run mpirun (or srun) from the job itself")
+		}
+		s.Slurm = &launch.Slurm{Conf: addrs[0].SlurmConf, Partition: addrs[0].Partition,
+			Nodes: len(addrs), JobName: j.Name, BinDir: r.d.SlurmBin}
+	}
+	if j.Launch == spool.LaunchMPI {
+		m := r.d.MPI
+		m.RanksPerHost = j.RanksPerHost
+		s.MPI = &m
+	}
+	return nil
+}
+
+// outputDir makes output/<JID>/ for the streams the job names no
+// destination for. It belongs to the job's user, mode 0700: the shepherd
+// opens the files in it as that user, and no other user may read them.
+func (r *runner) outputDir(s launch.Spec) error {
+	dir := filepath.Join(r.sp.Path(spool.DirOutput), s.JID)
+	if s.Identity == nil || s.Identity.UID == os.Geteuid() {
+		return os.MkdirAll(dir, spool.DirPerm)
+	}
+	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	// Lchown: whatever a user may have put there by now is not followed.
+	if err := os.Lchown(dir, s.Identity.UID, s.Identity.GID); err != nil {
+		return err
+	}
+	return os.Chmod(dir, 0o700)
 }
 
 // start moves a runnable job to running/ and hands it to a shepherd. It
@@ -401,19 +525,20 @@ func (r *runner) start(rj *runJob) bool {
 		rj.mu.Unlock()
 		return false
 	}
-	rj.spec = r.spec(j)
+	spec, specErr := r.launchSpec(j)
+	rj.spec = spec
 	attempts := 1
 	if j.Run != nil {
 		attempts = j.Run.Attempts + 1
 	}
 	j.Run = &spool.RunInfo{StartedAt: time.Now().UTC(), Attempts: attempts, Host: j.Schedule.Hosts[0]}
 	j.Reason = ""
-	if j.Stdout == "" || j.Stderr == "" {
+	if (j.Stdout == "" || j.Stderr == "") && specErr == nil {
 		// The spool captures what the job names no destination for, in
 		// output/<JID>/ (notify.CapturedPaths). A destination the job names
-		// is its own: the shepherd opens it in the job's workdir, and a
-		// missing directory there is the job's start error.
-		if err := os.MkdirAll(filepath.Join(r.sp.Path(spool.DirOutput), j.JID), spool.DirPerm); err != nil {
+		// is its own: the shepherd opens it as the user, and a missing
+		// directory there is the job's start error.
+		if err := r.outputDir(rj.spec); err != nil {
 			r.log.Error("cannot create output directory", "jid", j.JID, "err", err) // the shepherd reports it as a start error
 		}
 	}
@@ -424,18 +549,27 @@ func (r *runner) start(rj *runJob) bool {
 		rj.mu.Unlock()
 		return false
 	}
+	if specErr != nil {
+		// Known before any shepherd exists: nothing ran.
+		r.retry(rj, "cannot start: "+specErr.Error())
+		rj.mu.Unlock()
+		return false
+	}
 	rj.mu.Unlock()
 
 	// The shepherd's host file, result temporary and, when they are the
-	// spool's, output files come from this daemon's recycled files, so the
-	// shepherd creates none (a file created is an inode allocated: see
-	// atomicfile.Pool). Not the pid file: Start creating it is what says the
-	// job was handed to a shepherd (Run's recovery).
+	// spool's and the job runs as the daemon's own user, output files come
+	// from this daemon's recycled files, so the shepherd creates none (a
+	// file created is an inode allocated: see atomicfile.Pool). Not the pid
+	// file: Start creating it is what says the job was handed to a
+	// shepherd (Run's recovery). Another user's output files are created
+	// by the shepherd as that user.
 	provide := []string{rj.spec.HostfilePath, rj.spec.ResultStaging}
-	if j.Stdout == "" {
+	ownUser := rj.spec.Identity == nil || rj.spec.Identity.UID == os.Geteuid()
+	if j.Stdout == "" && ownUser {
 		provide = append(provide, rj.spec.Stdout)
 	}
-	if j.Stderr == "" {
+	if j.Stderr == "" && ownUser {
 		provide = append(provide, rj.spec.Stderr)
 	}
 	for _, p := range provide {
@@ -459,6 +593,16 @@ func (r *runner) start(rj *runJob) bool {
 	rj.h = h
 	j.Run.PID, j.Run.PGID = h.Pid(), rec.Pgid
 	rj.pidPending = true // recorded by follow (pidGrace) or the final Move
+	if rec.SlurmJob != "" {
+		// In the job file at once (the pid file has it already, for a
+		// restarted daemon): status and the web page show it.
+		j.Run.SlurmJob = rec.SlurmJob
+		if err := r.sp.Update(j); err != nil {
+			r.log.Error("cannot record Slurm job id", "jid", j.JID, "slurm_job", rec.SlurmJob, "err", err)
+		} else {
+			rj.pidPending = false
+		}
+	}
 	if rj.cancel != nil {
 		r.cancelRunning(rj)
 	}
@@ -480,7 +624,7 @@ func (r *runner) awaitPgid(h launch.Handle, s launch.Spec) launch.PidFile {
 		defer t.Stop()
 		select {
 		case rec, ok := <-sn.Started():
-			if ok && rec.Pgid != 0 {
+			if ok && (rec.Pgid != 0 || rec.SlurmJob != "") {
 				return rec
 			}
 		case <-t.C:
@@ -544,6 +688,9 @@ func (r *runner) record(rj *runJob, res launch.Result) {
 	rj.mu.Lock()
 	defer rj.mu.Unlock()
 	j := rj.j
+	if res.Unreachable != "" {
+		r.markDown(res.Unreachable, res.Reason)
+	}
 	if res.StartError {
 		r.retry(rj, res.Reason)
 		return
@@ -566,6 +713,25 @@ func (r *runner) record(rj *runJob, res launch.Result) {
 		note = "exit status 0"
 	}
 	r.finish(rj, note)
+}
+
+// markDown records that host (and, for a Slurm node, its whole cluster,
+// whose controller did not answer) could not be reached.
+func (r *runner) markDown(host, reason string) {
+	r.log.Warn("host unreachable; marked down", "host", host, "reason", reason)
+	if r.d.MarkDown == nil {
+		return
+	}
+	h, ok := r.hosts[host]
+	if a, err := h.Addr(); ok && err == nil && a.Kind == hoststat.KindSlurm {
+		for _, o := range r.d.Hosts {
+			if o.Cluster == h.Cluster {
+				r.d.MarkDown(o.Name, reason)
+			}
+		}
+		return
+	}
+	r.d.MarkDown(host, reason)
 }
 
 // retry handles a start that failed or a job that was lost: back to queued/

@@ -75,14 +75,19 @@ func TestRun_Outcomes(t *testing.T) {
 	}
 }
 
-// A job with its own stdout path writes there, relative to its workdir.
+// A job with its own stdout path writes there, relative to the directory
+// msched submit ran in (submit_dir), whatever its workdir; and it runs in
+// that directory when it names no workdir.
 func TestRun_JobsOwnOutputPaths(t *testing.T) {
 	sp := newTestSpool(t)
-	wd := t.TempDir()
-	jid := runnable(t, sp, jobArgv(t, "exit", "0"), func(j *spool.Job) { j.Workdir, j.Stdout = wd, "out.txt" })
+	sd := t.TempDir()
+	jid := runnable(t, sp, jobArgv(t, "exit", "0"), func(j *spool.Job) { j.SubmitDir, j.Workdir, j.Stdout = sd, "work", "out.txt" })
+	if err := os.Mkdir(filepath.Join(sd, "work"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	startDaemon(t, newRun(t, sp, 0).Run)
 	inState(t, sp, jid, spool.Finished)
-	if got := readText(t, filepath.Join(wd, "out.txt")); !strings.Contains(got, "hello from exit") {
+	if got := readText(t, filepath.Join(sd, "out.txt")); !strings.Contains(got, "hello from exit") {
 		t.Errorf("out.txt = %q", got)
 	}
 	_, errp := notify.CapturedPaths(sp.Path(spool.DirOutput), jid)
