@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/viper"
 
+	"msched/launch"
 	"msched/notify"
 	"msched/spool"
 )
@@ -36,6 +37,14 @@ var configKeys = []configKey{
 	{"ga.seed", 0, "seed of the GA's random choices; 0: a new seed at every start (logged, so a run can be replayed)"},
 	{"run.max_attempts", 3, "starts tried for a job that cannot start before it is rejected"},
 	{"run.kill_grace", "10s", "time between SIGTERM and SIGKILL when a job is cancelled or exceeds its walltime"},
+	{"run.path", launch.DefaultPath, "PATH of every job's environment (a job file's env: may set another)"},
+	{"ssh.binary", "ssh", "the OpenSSH client that reaches ssh:// hosts (jobs and host statistics; always BatchMode)"},
+	{"ssh.identity_file", "", "private key the daemons log in with (as root: it must let them log in as every user, e.g. through the hosts' AuthorizedKeysFile); \"\": ssh's default keys"},
+	{"ssh.known_hosts_file", "", "known-hosts file of the ssh hosts' keys; set, an unknown or changed host key is refused (StrictHostKeyChecking); \"\": ssh's default"},
+	{"ssh.options", []string{}, "further ssh options, e.g. [\"-o\", \"ConnectTimeout=5\"]"},
+	{"mpi.mpirun", "mpirun", "Open MPI's mpirun, on the first host of a launch: mpi job"},
+	{"mpi.ssh_agent", "", "mpirun's remote shell to the job's other hosts (plm_rsh_agent), e.g. \"ssh -p 2222\"; it logs in with the user's own key; \"\": Open MPI's default"},
+	{"slurm.bin_dir", "", "directory of sbatch, scontrol and scancel; \"\": the PATH"},
 	{"stats.interval", "5m", "how often the stats daemon samples uptime, load and user idle time of every host"},
 	{"rescan", "30s", "how often every daemon rescans its directories besides file-system events"},
 	{"web.addr", "127.0.0.1:8080", "address of the status page (`msched web`, `msched up --web`)"},
@@ -123,6 +132,10 @@ type config struct {
 	Web          string
 	Learn        learnConfig       // profiler.*, learning.*
 	Mail         notify.MailConfig // smtp.*; Host "": mail is off
+	RunPath      string            // run.path
+	SSH          launch.SSHConfig  // ssh.*
+	MPI          launch.MPI        // mpi.*
+	SlurmBin     string            // slurm.bin_dir
 }
 
 // readConfig reads and checks every key.
@@ -140,6 +153,15 @@ func readConfig(v *viper.Viper) (config, error) {
 		Seed:         v.GetInt64("ga.seed"),
 		MaxAttempts:  v.GetInt("run.max_attempts"),
 		Web:          v.GetString("web.addr"),
+		RunPath:      v.GetString("run.path"),
+		SSH: launch.SSHConfig{
+			Binary:         v.GetString("ssh.binary"),
+			IdentityFile:   v.GetString("ssh.identity_file"),
+			KnownHostsFile: v.GetString("ssh.known_hosts_file"),
+			Options:        v.GetStringSlice("ssh.options"),
+		},
+		MPI:      launch.MPI{Mpirun: v.GetString("mpi.mpirun"), Agent: v.GetString("mpi.ssh_agent")},
+		SlurmBin: v.GetString("slurm.bin_dir"),
 	}
 	for _, d := range []struct {
 		key string

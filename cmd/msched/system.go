@@ -94,7 +94,9 @@ func (s *system) daemon(ctx context.Context, name string) (interface{ Run(contex
 			}
 			s.log.Info("job shepherd", "daemon", "run", "exec", how)
 		}
-		return &daemons.Run{Env: s.env(), Launcher: s.launcher, MaxAttempts: s.cfg.MaxAttempts, KillGrace: s.cfg.KillGrace}, nil
+		return &daemons.Run{Env: s.env(), Launcher: s.launcher, MaxAttempts: s.cfg.MaxAttempts, KillGrace: s.cfg.KillGrace,
+			Hosts: s.hosts, SSH: s.cfg.SSH, MPI: s.cfg.MPI, SlurmBin: s.cfg.SlurmBin, Path: s.cfg.RunPath,
+			MarkDown: s.markDown}, nil
 	case "reaper":
 		n := s.notifier
 		if n == nil && s.cfg.Mail.Host != "" {
@@ -119,12 +121,20 @@ func (s *system) daemon(ctx context.Context, name string) (interface{ Run(contex
 			return nil, err
 		}
 		s.closers = append(s.closers, st.Close)
-		return &daemons.Stats{Env: s.env(), Hosts: s.hosts, Interval: s.cfg.StatsEvery, Store: st}, nil
+		return &daemons.Stats{Env: s.env(), Hosts: s.hosts, Interval: s.cfg.StatsEvery, Store: st, SSH: s.cfg.SSH, SlurmBin: s.cfg.SlurmBin}, nil
 	}
 	return nil, fmt.Errorf("unknown daemon %q (known: %s)", name, strings.Join(daemonNames, ", "))
 }
 
 func (s *system) statsDir() string { return s.sp.Path(spool.DirDB) }
+
+// markDown records a host the run daemon could not reach (db/health/), so
+// that sched places nothing on it until the stats daemon finds it answers.
+func (s *system) markDown(host, reason string) {
+	if err := hoststat.MarkDown(s.statsDir(), host, reason, time.Now()); err != nil {
+		s.log.Error("cannot record host down", "daemon", "run", "host", host, "err", err)
+	}
+}
 
 // sched builds the scheduler: models, the evaluator with its persistent
 // cache in db/, the predictor and the policy with a logged seed.
