@@ -24,8 +24,13 @@ type SpoolConfig struct {
 	Jobs int
 	// Slots is the number of local hosts. A local host is a CPU slot, not a
 	// CPU: `true` uses almost no CPU, so more slots than CPUs measure the
-	// daemons rather than the machine. Default 16.
+	// daemons rather than the machine. Default 16. Ignored with Hosts.
 	Slots int
+	// Hosts, when set, are the hosts the jobs run on instead of local
+	// slots (a hosts file's ssh hosts: the figures then include ssh), and
+	// HostsName says where they came from, for the table.
+	Hosts     []hoststat.Host
+	HostsName string
 	// Idle is the number of jobs of the second phase, submitted one at a
 	// time on an otherwise idle system, each after the previous one's report,
 	// for the submit-to-start latency (the command's default is 30). 0
@@ -49,6 +54,8 @@ type SpoolResult struct {
 	JobsPerSecond float64 `json:"jobs_per_second"`          // Jobs / Seconds
 	LatencyP50Ms  float64 `json:"latency_p50_ms,omitempty"` // submit to start, idle system (phase 2); absent if it was skipped
 	LatencyP95Ms  float64 `json:"latency_p95_ms,omitempty"`
+	// Hosts names the hosts file the jobs ran on; absent: local slots.
+	Hosts string `json:"hosts,omitempty"`
 
 	// Not in the JSON line: the details behind it, for the table.
 	Slots         int           `json:"-"`
@@ -96,9 +103,12 @@ func Spool(ctx context.Context, cfg SpoolConfig) (SpoolResult, error) {
 	if err != nil {
 		return SpoolResult{}, err
 	}
-	hosts := make([]hoststat.Host, cfg.Slots)
-	for i := range hosts {
-		hosts[i] = hoststat.Host{Name: fmt.Sprintf("slot%d", i), Arch: "generic", Cluster: "bench", Address: "local"}
+	hosts := cfg.Hosts
+	if len(hosts) == 0 {
+		hosts = make([]hoststat.Host, cfg.Slots)
+		for i := range hosts {
+			hosts[i] = hoststat.Host{Name: fmt.Sprintf("slot%d", i), Arch: "generic", Cluster: "bench", Address: "local"}
+		}
 	}
 
 	ctx, cancel := context.WithTimeout(ctx, cfg.Timeout)
@@ -112,7 +122,7 @@ func Spool(ctx context.Context, cfg SpoolConfig) (SpoolResult, error) {
 		return <-done
 	}
 
-	res := SpoolResult{Jobs: cfg.Jobs, Slots: cfg.Slots, IdleJobs: cfg.Idle}
+	res := SpoolResult{Jobs: cfg.Jobs, Slots: len(hosts), IdleJobs: cfg.Idle, Hosts: cfg.HostsName}
 	// Phase 1: the burst.
 	stage := filepath.Join(dir, "stage")
 	if err := os.Mkdir(stage, 0o755); err != nil {
@@ -353,9 +363,13 @@ func timing(name string, xs []float64) StageTiming {
 
 // SpoolTable prints a result for people.
 func SpoolTable(w io.Writer, r SpoolResult) error {
-	_, err := fmt.Fprintf(w, `msched bench spool: %d jobs of "true" on %d local host slots
+	on := fmt.Sprintf("%d local host slots", r.Slots)
+	if r.Hosts != "" {
+		on = fmt.Sprintf("the %d hosts of %s", r.Slots, r.Hosts)
+	}
+	_, err := fmt.Fprintf(w, `msched bench spool: %d jobs of "true" on %s
   burst:  first submit to last report %.2f s = %.0f jobs/s; submit-to-start p50 %.0f ms, p95 %.0f ms (queueing included)
-`, r.Jobs, r.Slots, r.Seconds, r.JobsPerSecond, r.BurstP50Ms, r.BurstP95Ms)
+`, r.Jobs, on, r.Seconds, r.JobsPerSecond, r.BurstP50Ms, r.BurstP95Ms)
 	if err != nil {
 		return err
 	}

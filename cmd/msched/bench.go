@@ -40,6 +40,7 @@ benchmark gives the same figures run after run (times aside).`,
 func newBenchSpoolCmd(v *viper.Viper) *cobra.Command {
 	var cfg bench.SpoolConfig
 	var asJSON bool
+	var hostsFile string
 	cmd := &cobra.Command{
 		Use:   "spool",
 		Short: "Throughput and submit-to-start latency of the five daemons on a temporary spool",
@@ -60,7 +61,11 @@ Every job is started through a shepherd: msched-shepherd when it is installed
 next to this binary (go install ./cmd/...), else this binary re-executed, which
 costs more CPU per job; the table says which.
 --json prints {"jobs":N,"seconds":x,"jobs_per_second":x,"latency_p50_ms":x,"latency_p95_ms":x},
-without the latencies when --idle 0 skips phase 2.`,
+without the latencies when --idle 0 skips phase 2.
+
+--hosts FILE runs the benchmark a second time, on FILE's hosts (e.g. the
+testbed's ssh hosts, with --config naming the ssh settings), and prints its
+figures after the local ones; its JSON line has "hosts":FILE.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			tuneGC() // the daemons run in this process
@@ -90,20 +95,40 @@ without the latencies when --idle 0 skips phase 2.`,
 				// The JSON line does not say it; the figures depend on it.
 				fmt.Fprintf(cmd.ErrOrStderr(), "msched bench spool: note: every job starts through %s\n", how)
 			}
-			r, err := bench.Spool(cmd.Context(), cfg)
-			if err != nil {
-				return err
+			// Local slots first; with --hosts, the same again on those
+			// hosts, so the two are measured side by side in one run.
+			runs := []bench.SpoolConfig{cfg}
+			if hostsFile != "" {
+				hs, err := hoststat.LoadHosts(hostsFile)
+				if err != nil {
+					return err
+				}
+				remote := cfg
+				remote.Hosts, remote.HostsName = hs, hostsFile
+				runs = append(runs, remote)
 			}
-			r.Shepherd = how
-			if asJSON {
-				return json.NewEncoder(cmd.OutOrStdout()).Encode(r)
+			for _, rc := range runs {
+				r, err := bench.Spool(cmd.Context(), rc)
+				if err != nil {
+					return err
+				}
+				r.Shepherd = how
+				if asJSON {
+					err = json.NewEncoder(cmd.OutOrStdout()).Encode(r)
+				} else {
+					err = bench.SpoolTable(cmd.OutOrStdout(), r)
+				}
+				if err != nil {
+					return err
+				}
 			}
-			return bench.SpoolTable(cmd.OutOrStdout(), r)
+			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.IntVar(&cfg.Jobs, "jobs", 2000, "job files dropped at once")
 	f.IntVar(&cfg.Slots, "slots", 16, "local hosts (CPU slots; true needs almost no CPU)")
+	f.StringVar(&hostsFile, "hosts", "", "also run the benchmark on this hosts file's hosts (ssh hosts: the figures include ssh), after the local slots")
 	f.IntVar(&cfg.Idle, "idle", 30, "jobs submitted one at a time for the idle latency (0 skips that phase)")
 	f.DurationVar(&cfg.Timeout, "timeout", 10*time.Minute, "give up after this long")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
