@@ -25,7 +25,13 @@
 //     destination over all of them (a host file `HOST slots=R` made there,
 //     -np hosts×R, --map-by ppr:R:node, --mca plm_rsh_agent MPI.Agent);
 //     mpirun reaches the other hosts with the user's own ssh key, as on any
-//     cluster.
+//     cluster;
+//   - with Slurm: no local process; the shepherd submits the job with
+//     sbatch as its user (held until the Slurm job id is in the pid file
+//     and the ready notice), follows it with scontrol, cancels it with
+//     scancel, and writes its Result from Slurm's end state and exit code
+//     (see slurm.go). If the shepherd dies, Adopt cancels the Slurm job
+//     (killOrphans) before it reports Gone.
 //
 // # Users
 //
