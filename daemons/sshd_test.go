@@ -1,13 +1,17 @@
 package daemons
 
 import (
+	"bytes"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -107,7 +111,7 @@ LogLevel VERBOSE
 	s.SSH = launch.SSHConfig{IdentityFile: filepath.Join(dir, "id"), KnownHostsFile: filepath.Join(dir, "known_hosts"),
 		Options: []string{"-F", "/dev/null", "-o", "ConnectTimeout=5"}}
 	s.Start()
-	t.Cleanup(s.Stop)
+	t.Cleanup(s.Close)
 	return s
 }
 
@@ -144,7 +148,8 @@ func (s *testSSHD) Start() {
 }
 
 // Stop kills sshd by its pid and waits for it: connections are refused from
-// then on (sessions already open keep their own processes).
+// then on (sessions already open keep their own processes, as when a real
+// sshd stops).
 func (s *testSSHD) Stop() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -154,4 +159,114 @@ func (s *testSSHD) Stop() {
 	_ = s.cmd.Process.Kill()
 	_ = s.cmd.Wait()
 	s.cmd = nil
+}
+
+// Close stops sshd and every process below it, at the end of the test. A
+// connection sshd has accepted is served by a process of its own, which
+// re-executes sshd and opens the log file (-E) again, creating it if it
+// is gone: left running, as Stop leaves it, such a process can recreate
+// sshd.log in t.TempDir() while the test's cleanup removes it ("directory
+// not empty"), or write there after the test. So sshd and each process
+// below it is stopped (SIGSTOP) before its children are read, so that
+// none forks one unseen, and then all are killed.
+func (s *testSSHD) Close() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return
+	}
+	tree := stopTree(s.t, s.cmd.Process.Pid)
+	for _, pid := range tree {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	_ = s.cmd.Wait()
+	s.cmd = nil
+	// The others are not this process's children: wait until each is
+	// gone or a zombie (which holds no file open).
+	deadline := time.Now().Add(waitBound)
+	for _, pid := range tree[1:] {
+		for st := procState(pid); st != 0 && st != 'Z'; st = procState(pid) {
+			if time.Now().After(deadline) {
+				s.t.Errorf("sshd's process %d (state %c) outlived SIGKILL", pid, st)
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+	}
+}
+
+// stopTree stops root and every process below it with SIGSTOP and returns
+// their pids, root first. A process's children are read once it has
+// stopped, so a fork in progress is complete and its child listed.
+func stopTree(t *testing.T, root int) []int {
+	tree := []int{root}
+	for i := 0; i < len(tree); i++ {
+		pid := tree[i]
+		if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+			continue // gone
+		}
+		deadline := time.Now().Add(waitBound)
+		for st := procState(pid); st != 'T' && st != 't'; st = procState(pid) {
+			if st == 0 || st == 'Z' {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Errorf("sshd's process %d does not stop (state %c)", pid, st)
+				break
+			}
+			time.Sleep(time.Millisecond)
+		}
+		tasks, _ := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/children", pid))
+		for _, f := range tasks {
+			b, _ := os.ReadFile(f)
+			for _, w := range strings.Fields(string(b)) {
+				if c, err := strconv.Atoi(w); err == nil {
+					tree = append(tree, c)
+				}
+			}
+		}
+	}
+	return tree
+}
+
+// procState is the state letter of process pid (proc(5): R, S, D, T, Z,
+// …), or 0 if there is no such process.
+func procState(pid int) byte {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0
+	}
+	// pid (comm) state …: comm may hold spaces and parentheses.
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 || i+2 >= len(b) {
+		return 0
+	}
+	return b[i+2]
+}
+
+// Close ends the connections sshd still serves, not only the listener: a
+// client that has got sshd's banner (the connection's own process has
+// started) sees its connection closed at once, not after sshd's
+// LoginGraceTime (two minutes).
+func TestSSHD_CloseEndsConnections(t *testing.T) {
+	s := startSSHD(t, "127.0.0.2")
+	c, err := net.Dial("tcp", net.JoinHostPort(s.Addr, strconv.Itoa(s.Port)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SetReadDeadline(time.Now().Add(waitBound)); err != nil {
+		t.Fatal(err)
+	}
+	banner := make([]byte, 4)
+	if _, err := io.ReadFull(c, banner); err != nil || string(banner) != "SSH-" {
+		t.Fatalf("no banner from sshd: %q, %v", banner, err)
+	}
+	s.Close()
+	if err := c.SetReadDeadline(time.Now().Add(3 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := io.ReadAll(c); err != nil {
+		t.Errorf("the connection outlived Close: %v", err)
+	}
 }
