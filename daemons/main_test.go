@@ -143,7 +143,8 @@ func putJob(t testing.TB, sp *spool.Spool, st spool.State, j *spool.Job) string 
 // runnable places a job with argv on hosts h0 and h1 in runnable/.
 func runnable(t testing.TB, sp *spool.Spool, argv []string, edit func(*spool.Job)) string {
 	t.Helper()
-	j := &spool.Job{Name: "test", Command: argv,
+	uid := os.Geteuid() // the test's own user, whatever putJob names
+	j := &spool.Job{Name: "test", Command: argv, UID: &uid,
 		Schedule: &spool.Schedule{Hosts: []string{"h0", "h1"}, PredictedSeconds: 1, Policy: "test"}}
 	if edit != nil {
 		edit(j)

@@ -400,9 +400,9 @@ func (r *runner) spec(j *spool.Job) launch.Spec {
 // reached. An error means the job cannot start as it is.
 func (r *runner) launchSpec(j *spool.Job) (launch.Spec, error) {
 	s := r.spec(j)
-	uid := os.Geteuid()
-	if j.UID != nil {
-		uid = *j.UID
+	uid, err := jobUID(j)
+	if err != nil {
+		return s, err
 	}
 	id, err := launch.LookupIdentity(uid)
 	if err != nil {
@@ -434,6 +434,24 @@ func (r *runner) launchSpec(j *spool.Job) (launch.Spec, error) {
 		s.Argv = append([]string{abs(s.Argv[0])}, s.Argv[1:]...)
 	}
 	return s, r.target(&s, j)
+}
+
+// jobUID is the user j runs as: its uid, or, in a job file written before
+// msched recorded the uid, the uid of its user's name (as spool's
+// Control.Allowed and the reaper take such a file). With neither, daemons
+// that are not root run it as their own user, the only one they serve;
+// root does not run it at all (it would run as root).
+func jobUID(j *spool.Job) (int, error) {
+	if j.UID != nil {
+		return *j.UID, nil
+	}
+	if uid, ok := spool.UserID(j.User); ok {
+		return uid, nil
+	}
+	if euid := os.Geteuid(); euid != 0 {
+		return euid, nil
+	}
+	return 0, fmt.Errorf("the job file records no uid and its user %q is not in the password database; resubmit it", j.User)
 }
 
 // target sets how s reaches its hosts, from their addresses: a job runs

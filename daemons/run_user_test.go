@@ -1,0 +1,65 @@
+package daemons
+
+import (
+	"os"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"msched/spool"
+)
+
+// nobodyDir is a directory of the user nobody, for a job that runs as
+// nobody to write its output in; it returns nobody's uid too.
+func nobodyDir(t *testing.T) (uid int, dir string) {
+	t.Helper()
+	asRoot(t)
+	u, err := user.Lookup("nobody")
+	if err != nil {
+		t.Skip("no user nobody")
+	}
+	uid, _ = strconv.Atoi(u.Uid)
+	gid, _ := strconv.Atoi(u.Gid)
+	dir, err = os.MkdirTemp("", "msched-nobody-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chown(dir, uid, gid); err != nil {
+		t.Fatal(err)
+	}
+	return uid, dir
+}
+
+// A job file written before msched recorded the uid (an old spool) runs as
+// its user, by name, as cancel and the reaper take it; never as the root
+// daemon. Without a user in the password database it does not run.
+func TestRun_JobWithoutUIDRunsAsItsUser(t *testing.T) {
+	uid, wd := nobodyDir(t)
+	sp := newTestSpool(t)
+	out := filepath.Join(wd, "out")
+	old := runnable(t, sp, []string{"sh", "-c", "id -u"}, func(j *spool.Job) {
+		j.UID, j.User, j.Workdir, j.Stdout, j.Stderr = nil, "nobody", wd, out, out
+	})
+	ran := filepath.Join(wd, "ran")
+	unknown := runnable(t, sp, []string{"touch", ran}, func(j *spool.Job) {
+		j.UID, j.User, j.Workdir = nil, "msched-no-such-user", wd
+	})
+	startDaemon(t, newRun(t, sp, 1).Run)
+	inState(t, sp, old, spool.Finished)
+	if got := readText(t, out); got != strconv.Itoa(uid)+"\n" {
+		t.Errorf("the job without a uid ran as uid %q, want nobody's %d", got, uid)
+	}
+	j := inState(t, sp, unknown, spool.Finished)
+	if !strings.Contains(j.Reason, "no uid") {
+		t.Errorf("reason %q, want one saying the job file has no uid", j.Reason)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("a job with neither uid nor known user ran")
+	}
+}
