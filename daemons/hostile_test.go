@@ -106,11 +106,18 @@ func loggedEnv(t *testing.T, sp *spool.Spool) (Env, *logBuf) {
 // named by its uid).
 func requestAs(t *testing.T, sp *spool.Spool, jid string, uid int) {
 	t.Helper()
-	p := filepath.Join(sp.Path(spool.DirControl), fmt.Sprintf("cancel.%s.%d", jid, uid))
-	if err := os.WriteFile(p, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n"), 0o644); err != nil {
+	// Written and chowned under a dot-name, then renamed: a daemon that
+	// read the request between a write and a chown in place would take it
+	// for root's, which may cancel any job.
+	dir, name := sp.Path(spool.DirControl), fmt.Sprintf("cancel.%s.%d", jid, uid)
+	tmp := filepath.Join(dir, "."+name)
+	if err := os.WriteFile(tmp, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Lchown(p, uid, uid); err != nil {
+	if err := os.Lchown(tmp, uid, uid); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, name)); err != nil {
 		t.Fatal(err)
 	}
 }
