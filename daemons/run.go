@@ -67,8 +67,10 @@ type Run struct {
 	Launcher    launch.Launcher
 	MaxAttempts int           // 0: DefaultMaxAttempts
 	KillGrace   time.Duration // 0: launch.DefaultKillGrace
-	// Hosts says how each host is reached (its address); a job placed on a
-	// host not listed here runs on this machine.
+	// Hosts says how each host is reached (its address). Without Hosts
+	// every host is this machine; with them, a job placed on a host not
+	// listed (the hosts file changed since it was scheduled) does not
+	// start: it is re-queued, to be placed anew.
 	Hosts []hoststat.Host
 	// SSH is how ssh hosts are reached; MPI the mpirun and its remote shell
 	// for launch: mpi; SlurmBin where Slurm's commands are ("": PATH).
@@ -466,6 +468,8 @@ func (r *runner) target(s *launch.Spec, j *spool.Job) error {
 			if a, err = h.Addr(); err != nil {
 				return err
 			}
+		} else if len(r.hosts) > 0 {
+			return fmt.Errorf("host %s is not in the hosts file (any more)", name)
 		}
 		if len(addrs) > 0 && (a.Kind != addrs[0].Kind || a.SlurmConf != addrs[0].SlurmConf) {
 			return fmt.Errorf("hosts %s and %s are reached differently (%s, %s); a job runs through one launcher", s.Hosts[0], name, addrs[0], a)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"msched/hoststat"
 	"msched/spool"
 )
 
@@ -61,5 +62,24 @@ func TestRun_JobWithoutUIDRunsAsItsUser(t *testing.T) {
 	}
 	if _, err := os.Stat(ran); err == nil {
 		t.Error("a job with neither uid nor known user ran")
+	}
+}
+
+// A job scheduled on a host the hosts file no longer lists does not start
+// (least of all on this machine, where an unknown name used to send it): it
+// is re-queued, for the scheduler to place anew.
+func TestRun_HostNoLongerListedDoesNotStart(t *testing.T) {
+	sp := newTestSpool(t)
+	ran := filepath.Join(t.TempDir(), "ran")
+	jid := runnable(t, sp, []string{"touch", ran}, func(j *spool.Job) { j.Schedule.Hosts = []string{"gone"} })
+	r := newRun(t, sp, 0)
+	r.Hosts = []hoststat.Host{{Name: "ws1", Arch: "generic", Cluster: "ws", Address: "ssh://127.0.0.2:2222"}}
+	startDaemon(t, r.Run)
+	j := inState(t, sp, jid, spool.Queued)
+	if note := j.History[len(j.History)-1].Note; !strings.Contains(note, "gone is not in the hosts file") {
+		t.Errorf("history note %q, want the missing host named", note)
+	}
+	if _, err := os.Stat(ran); err == nil {
+		t.Error("the job ran, on this machine")
 	}
 }
