@@ -209,9 +209,12 @@ func section(b *strings.Builder, title, path string, keepMissing bool) {
 	b.WriteString(indent(string(data)))
 }
 
-// tail reads at most the last limit bytes of path.
+// tail reads at most the last limit bytes of path. path is in the job's
+// user's directory and the reaper runs as root: it is opened without
+// following a symbolic link or blocking on a FIFO (spool.OpenUntrusted), or
+// the report, which the user reads, could carry any file of root's.
 func tail(path string, limit int64) (data []byte, truncated bool, err error) {
-	f, err := os.Open(path)
+	f, err := spool.OpenUntrusted(path)
 	if err != nil {
 		return nil, false, err
 	}

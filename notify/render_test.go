@@ -4,6 +4,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -98,5 +99,47 @@ func TestRender_NeverStarted(t *testing.T) {
 	}
 	if !strings.Contains(r.Body, "Reason:      cannot start") {
 		t.Errorf("body lacks the reason:\n%s", r.Body)
+	}
+}
+
+// output/<JID>/ is the job's user's directory, and the reaper renders as
+// root a report that the user reads: a stdout the user replaced with a
+// symbolic link to a file only root may read must not bring that file into
+// the report, and a FIFO must not block the reaper.
+func TestRender_OutputNotALinkOrFIFO(t *testing.T) {
+	out := t.TempDir()
+	stdout, stderr := CapturedPaths(out, "J000003")
+	if err := os.MkdirAll(filepath.Dir(stdout), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(t.TempDir(), "shadow")
+	if err := os.WriteFile(secret, []byte("root:SECRET-HASH\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, stdout); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Mkfifo(stderr, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan Report, 1)
+	go func() { done <- Render(finished("J000003"), out) }()
+	var r Report
+	select {
+	case r = <-done:
+	case <-time.After(10 * time.Second):
+		// Unblock Render so the test can end.
+		if f, err := os.OpenFile(stderr, os.O_WRONLY, 0); err == nil {
+			f.Close()
+		}
+		t.Fatal("Render blocked on a FIFO in output/")
+	}
+	if strings.Contains(r.Body, "SECRET") {
+		t.Errorf("the link's target is in the report:\n%s", r.Body)
+	}
+	for _, want := range []string{"Standard output: cannot read", "a symbolic link", "Standard error: cannot read", "a FIFO"} {
+		if !strings.Contains(r.Body, want) {
+			t.Errorf("body lacks %q:\n%s", want, r.Body)
+		}
 	}
 }

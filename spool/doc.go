@@ -222,7 +222,10 @@
 // read it only through readUntrusted (no link followed, no blocking open,
 // a regular file within a bound: MaxJobFile for a job file, MaxControl for
 // a request), and what is no such file is rejected (a claim) or removed
-// and logged (a request), never fatal.
+// and logged (a request), never fatal. output/<JID>/ is the job's user's
+// own directory: the reaper reads the captured output there for a report
+// through OpenUntrusted (no link followed, no blocking open, a regular
+// file only).
 //
 // # Waking up
 //

@@ -128,6 +128,34 @@ func openat(dfd int, name string) (int, error) {
 	}
 }
 
+// OpenUntrusted opens path for reading when a user may have put something
+// else than a file under its last name (the directory above is trusted): a
+// symbolic link there is not followed, a FIFO does not block the open, and
+// only a regular file (by fstat of the descriptor) is returned. The reaper
+// reads a job's captured output so: output/<JID>/ is the job's user's
+// directory. An error for a name that is gone satisfies os.IsNotExist.
+func OpenUntrusted(path string) (*os.File, error) {
+	fd, err := openat(unix.AT_FDCWD, path)
+	switch {
+	case errors.Is(err, unix.ELOOP):
+		return nil, &os.PathError{Op: "open", Path: path, Err: errors.New("a symbolic link, not a file (links are not followed here)")}
+	case errors.Is(err, unix.ENXIO):
+		return nil, &os.PathError{Op: "open", Path: path, Err: errors.New("a socket, not a regular file")}
+	case err != nil:
+		return nil, &os.PathError{Op: "open", Path: path, Err: err}
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		unix.Close(fd)
+		return nil, &os.PathError{Op: "open", Path: path, Err: errors.New(kindOf(st.Mode) + ", not a regular file")}
+	}
+	return os.NewFile(uintptr(fd), path), nil
+}
+
 // tooLarge is the error for a file of size bytes (by fstat) over max; it
 // reads the file's first oversizeKept bytes as its Head.
 func tooLarge(f *os.File, size, max int64) error {
