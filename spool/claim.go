@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -26,7 +27,7 @@ const claimPrefix = "claim."
 // Claim is a submission taken from submitted/ by init.
 type Claim struct {
 	JID  string
-	Name string // the file's name in submitted/
+	Name string // the file's name in submitted/ (cut to fit a claim's name: shorten)
 	Data []byte // the submitted bytes, verbatim; nil when Refused (see there)
 	// User and UID are the submitter: the owner of the file init read (its
 	// fstat), or of the entry init could not read (its lstat), and that
@@ -112,7 +113,8 @@ func (s *Spool) ClaimAll(names []string) (claims []*Claim, errs map[string]error
 	}
 	var files []string
 	for i, f := range ok {
-		file := fmt.Sprintf("%s%s.%d.%s", claimPrefix, jids[i], f.arrived.UnixNano(), f.name)
+		file := fmt.Sprintf("%s%s.%d.", claimPrefix, jids[i], f.arrived.UnixNano())
+		file += shorten(f.name, nameMax-len(file))
 		if err := os.Rename(f.src, filepath.Join(s.tmp, file)); os.IsNotExist(err) {
 			errs[f.name] = fmt.Errorf("spool: claim %s: %w", f.name, ErrNotFound)
 			continue
@@ -271,6 +273,26 @@ func (s *Spool) openClaim(jid string) (*Claim, error) {
 		}
 	}
 	return nil, fmt.Errorf("spool: claim %s: %w", jid, ErrNotFound)
+}
+
+// nameMax is the longest file name (NAME_MAX on Linux's file systems).
+const nameMax = 255
+
+// shorten cuts name to at most n bytes for a claim's name, which adds the
+// JID and arrival time to it: a submission named with the file system's
+// longest name must still be claimable. A name that is UTF-8 is cut at a
+// character boundary.
+func shorten(name string, n int) string {
+	if len(name) <= n {
+		return name
+	}
+	cut := name[:n]
+	if utf8.ValidString(name) {
+		for len(cut) > 0 && !utf8.ValidString(cut) {
+			cut = cut[:len(cut)-1]
+		}
+	}
+	return cut
 }
 
 // splitClaim parses "claim.<JID>.<arrival ns>.<name>".

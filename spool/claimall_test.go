@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // A batch claim gives consecutive JIDs in the order asked, skips a name
@@ -67,5 +69,40 @@ func TestNextJIDs_Block(t *testing.T) {
 	}
 	if _, err := s.NextJIDs(0); err == nil {
 		t.Fatal("a block of 0 JIDs was allowed")
+	}
+}
+
+// A submission's name may be as long as the file system allows (255
+// bytes), but its claim's name adds the JID and the arrival time: the name
+// is shortened there, so that the file is claimed and judged (its report
+// names it by its first bytes) rather than left in submitted/ for ever,
+// unanswered, with a JID burned at each try.
+func TestClaimAll_LongName(t *testing.T) {
+	s := newSpool(t).As(Init)
+	for _, name := range []string{strings.Repeat("a", 255), strings.Repeat("é", 127)} {
+		if err := os.WriteFile(filepath.Join(s.Dir(Submitted), name), []byte(validJob), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		claims, errs, err := s.ClaimAll([]string{name})
+		if err != nil || len(claims) != 1 || len(errs) != 0 {
+			t.Fatalf("%d claims, errs %v, err %v", len(claims), errs, err)
+		}
+		c := claims[0]
+		if !strings.HasPrefix(name, c.Name) || len(c.Name) < 200 || !utf8.ValidString(c.Name) {
+			t.Errorf("claim name %q (%d bytes)", c.Name, len(c.Name))
+		}
+		j, err := c.Job()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Move(j, Submitted, Queued, "valid"); err != nil {
+			t.Fatal(err)
+		}
+		if left, _ := os.ReadDir(s.Dir(Submitted)); len(left) != 0 {
+			t.Fatalf("submitted/ still holds %d files", len(left))
+		}
+		if again, err := s.RecoverClaims(); err != nil || len(again) != 0 {
+			t.Errorf("recovery after the move: %d claims, %v", len(again), err)
+		}
 	}
 }
