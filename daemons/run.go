@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"msched/hoststat"
@@ -501,22 +502,58 @@ func (r *runner) target(s *launch.Spec, j *spool.Job) error {
 	return nil
 }
 
-// outputDir makes output/<JID>/ for the streams the job names no
-// destination for. It belongs to the job's user, mode 0700: the shepherd
-// opens the files in it as that user, and no other user may read them.
-func (r *runner) outputDir(s launch.Spec) error {
+// outputDir makes output/<JID>/ and in it the files of the streams the job
+// names no destination for (captured). For another user than the daemon's,
+// the directory is root's, mode 0710 with the user's group, and the files
+// are the user's, mode 0600, made here: the shepherd (or slurmstepd) opens
+// them as the user, and only the user and root can read them. The user
+// cannot remove or replace them: a symbolic link or a FIFO put there would
+// be followed by the root daemons that read them (the report, the status
+// page).
+func (r *runner) outputDir(s launch.Spec, captured []string) error {
 	dir := filepath.Join(r.sp.Path(spool.DirOutput), s.JID)
-	if s.Identity == nil || s.Identity.UID == os.Geteuid() {
+	id := s.Identity
+	if id == nil || id.UID == os.Geteuid() {
 		return os.MkdirAll(dir, spool.DirPerm)
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return err
 	}
-	// Lchown: whatever a user may have put there by now is not followed.
-	if err := os.Lchown(dir, s.Identity.UID, s.Identity.GID); err != nil {
+	if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+		return fmt.Errorf("output directory %s: not a directory (%v)", dir, err)
+	}
+	// Root's first (an earlier msched gave it to the user): from then on
+	// nothing in it changes but by this daemon.
+	if err := os.Lchown(dir, os.Geteuid(), id.GID); err != nil {
 		return err
 	}
-	return os.Chmod(dir, 0o700)
+	if err := os.Chmod(dir, 0o710); err != nil {
+		return err
+	}
+	for _, p := range captured {
+		if fi, err := os.Lstat(p); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok && fi.Mode().IsRegular() && int(st.Uid) == id.UID && st.Nlink == 1 {
+				continue // an earlier attempt's, appended to
+			}
+			// Anything else (a link, a FIFO, another's file) was put there
+			// while the directory was the user's: never chown it.
+			if err := os.Remove(p); err != nil {
+				return err
+			}
+		}
+		f, err := os.OpenFile(p, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600)
+		if err != nil {
+			return err
+		}
+		err = f.Chown(id.UID, id.GID)
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // start moves a runnable job to running/ and hands it to a shepherd. It
@@ -555,12 +592,19 @@ func (r *runner) start(rj *runJob) bool {
 	}
 	j.Run = &spool.RunInfo{StartedAt: time.Now().UTC(), Attempts: attempts, Host: j.Schedule.Hosts[0]}
 	j.Reason = ""
-	if (j.Stdout == "" || j.Stderr == "") && specErr == nil {
-		// The spool captures what the job names no destination for, in
-		// output/<JID>/ (notify.CapturedPaths). A destination the job names
-		// is its own: the shepherd opens it as the user, and a missing
-		// directory there is the job's start error.
-		if err := r.outputDir(rj.spec); err != nil {
+	// The spool captures what the job names no destination for, in
+	// output/<JID>/ (notify.CapturedPaths). A destination the job names is
+	// its own: the shepherd opens it as the user, and a missing directory
+	// there is the job's start error.
+	var captured []string
+	if j.Stdout == "" {
+		captured = append(captured, rj.spec.Stdout)
+	}
+	if j.Stderr == "" {
+		captured = append(captured, rj.spec.Stderr)
+	}
+	if len(captured) > 0 && specErr == nil {
+		if err := r.outputDir(rj.spec, captured); err != nil {
 			r.log.Error("cannot create output directory", "jid", j.JID, "err", err) // the shepherd reports it as a start error
 		}
 	}
@@ -584,15 +628,11 @@ func (r *runner) start(rj *runJob) bool {
 	// from this daemon's recycled files, so the shepherd creates none (a
 	// file created is an inode allocated: see atomicfile.Pool). Not the pid
 	// file: Start creating it is what says the job was handed to a
-	// shepherd (Run's recovery). Another user's output files are created
-	// by the shepherd as that user.
+	// shepherd (Run's recovery). Another user's output files were made by
+	// outputDir.
 	provide := []string{rj.spec.HostfilePath, rj.spec.ResultStaging}
-	ownUser := rj.spec.Identity == nil || rj.spec.Identity.UID == os.Geteuid()
-	if j.Stdout == "" && ownUser {
-		provide = append(provide, rj.spec.Stdout)
-	}
-	if j.Stderr == "" && ownUser {
-		provide = append(provide, rj.spec.Stderr)
+	if rj.spec.Identity == nil || rj.spec.Identity.UID == os.Geteuid() {
+		provide = append(provide, captured...)
 	}
 	for _, p := range provide {
 		if err := r.sp.Provide(p); err != nil {

@@ -6,9 +6,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 
 	"msched/hoststat"
+	"msched/notify"
 	"msched/spool"
 )
 
@@ -81,5 +83,46 @@ func TestRun_HostNoLongerListedDoesNotStart(t *testing.T) {
 	}
 	if _, err := os.Stat(ran); err == nil {
 		t.Error("the job ran, on this machine")
+	}
+}
+
+// The spool's output files of another user's job are the user's, but the
+// directory holding them is not: the job cannot put a symbolic link or a
+// FIFO in their place for the root daemons that read them (the reaper's
+// report, the status page) to follow into a file only root may read.
+func TestRun_CapturedOutputCannotBeReplacedByTheJob(t *testing.T) {
+	uid, wd := nobodyDir(t)
+	top, err := os.MkdirTemp("", "msched-spool-") // t.TempDir is 0700: the job must reach output/
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(top) })
+	os.Chmod(top, 0o755)
+	sp, err := spool.Create(filepath.Join(top, "spool"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	secret, _ := secretFile(t)
+	jid := runnable(t, sp, []string{"sh", "-c", `o=$(readlink /proc/$$/fd/1); rm -f "$o" && ln -s "$0" "$o"; echo written`, secret},
+		func(j *spool.Job) { j.UID, j.User, j.Workdir = &uid, "nobody", wd })
+	startDaemon(t, newRun(t, sp, 0).Run)
+	inState(t, sp, jid, spool.Finished)
+	out, _ := notify.CapturedPaths(sp.Path(spool.DirOutput), jid)
+	fi, err := os.Lstat(out)
+	if err != nil || !fi.Mode().IsRegular() {
+		t.Fatalf("captured stdout %s: %v %v, want the regular file the job wrote", out, fi.Mode(), err)
+	}
+	if st := fi.Sys().(*syscall.Stat_t); int(st.Uid) != uid || fi.Mode().Perm() != 0o600 {
+		t.Errorf("captured stdout: uid %d mode %v, want the job's %d, 0600", st.Uid, fi.Mode().Perm(), uid)
+	}
+	if got := readText(t, out); got != "written\n" {
+		t.Errorf("captured stdout %q", got)
+	}
+	di, err := os.Lstat(filepath.Dir(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := di.Sys().(*syscall.Stat_t); int(st.Uid) != os.Geteuid() || di.Mode().Perm() != 0o710 {
+		t.Errorf("output directory: uid %d mode %v, want root's, 0710", st.Uid, di.Mode().Perm())
 	}
 }
