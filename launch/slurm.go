@@ -20,7 +20,9 @@ import (
 //
 //  1. sbatch --hold, run as the job's user (munge authenticates that uid),
 //     with the job's clean environment (sbatch's default --export=ALL
-//     carries it to the job) and a batch script that runs Argv;
+//     carries it to the job) and a batch script that runs Argv; the Env
+//     entries Slurm's clients read as their own settings (slurmSetting)
+//     are exported by the script instead;
 //  2. the Slurm job id is written into the pid file (fsynced) and handed to
 //     the run daemon through the ready pipe, before the job is released: a
 //     restarted daemon finds the id there and follows that job, never
@@ -105,7 +107,8 @@ func shellQuote(s string) string {
 }
 
 // slurmScript is the batch script of spec: it writes the host file on the
-// node (MSCHED_HOSTFILE), runs Argv in Dir and exits with its status. It
+// node (MSCHED_HOSTFILE), exports the Env entries that sbatch must not
+// see (slurmSetting), runs Argv in Dir and exits with its status. It
 // does not exec the job, so that the host file is removed afterwards; a job
 // killed by a signal therefore ends with the shell's 128+n.
 func slurmScript(spec Spec) string {
@@ -116,6 +119,11 @@ func slurmScript(spec Spec) string {
 	b.WriteString("export MSCHED_HOSTFILE\n")
 	b.WriteString("trap 'rm -f \"$MSCHED_HOSTFILE\"' EXIT\n")
 	fmt.Fprintf(&b, "printf '%%s\\n' %s > \"$MSCHED_HOSTFILE\"\n", quoteAll(spec.Hosts))
+	for _, e := range spec.Env {
+		if k, _, _ := strings.Cut(e, "="); slurmSetting(k) {
+			fmt.Fprintf(&b, "export %s\n", shellQuote(e))
+		}
+	}
 	if spec.Dir != "" {
 		fmt.Fprintf(&b, "cd %s || exit 1\n", shellQuote(spec.Dir))
 	}
@@ -129,6 +137,29 @@ func quoteAll(ws []string) string {
 		q[i] = shellQuote(w)
 	}
 	return strings.Join(q, " ")
+}
+
+// slurmSetting reports whether Slurm's clients read the variable k as a
+// setting of their own: SBATCH_* are sbatch's options (SBATCH_WAIT would
+// hold the submission until the held job ends, SBATCH_ARRAY_INX would run
+// it many times, SBATCH_PARTITION elsewhere than msched placed it),
+// SLURM_* the library's (SLURM_CLUSTERS, SLURM_HOSTFILE…). A job's Env may
+// hold them for the job, never for the submission.
+func slurmSetting(k string) bool {
+	return strings.HasPrefix(k, "SBATCH_") || strings.HasPrefix(k, "SLURM_")
+}
+
+// sbatchEnv is sbatch's environment: the job's (see Spec), which sbatch
+// passes on to the job, without the entries that would be sbatch's own
+// settings (slurmScript exports those).
+func sbatchEnv(spec Spec) []string {
+	var env []string
+	for _, e := range spec.jobEnv(os.Environ()) {
+		if k, _, _ := strings.Cut(e, "="); !slurmSetting(k) {
+			env = append(env, e)
+		}
+	}
+	return env
 }
 
 // sbatchArgs are the options of the submission of spec (the script comes
@@ -240,8 +271,7 @@ func runSlurm(ctx context.Context, spec Spec, sigs <-chan os.Signal, started sta
 	}
 	// sbatch runs as the user (munge vouches for its uid) with the job's
 	// clean environment, which its default --export=ALL carries to the job.
-	env := spec.jobEnv(os.Environ())
-	out, err := slurmOutput(ctx, s, credential(spec.Identity), env, slurmScript(spec), "sbatch", sbatchArgs(spec)...)
+	out, err := slurmOutput(ctx, s, credential(spec.Identity), sbatchEnv(spec), slurmScript(spec), "sbatch", sbatchArgs(spec)...)
 	if err != nil {
 		return cannot(err)
 	}

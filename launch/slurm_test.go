@@ -142,6 +142,22 @@ func TestSlurm_RunsAsUserWithResult(t *testing.T) {
 	}
 }
 
+// TestSlurm_SlurmVariablesAreTheJobs: env entries that sbatch would read as
+// its own options (SBATCH_WAIT holds the submission until the held job
+// ends; SBATCH_PARTITION places it elsewhere) reach the job, not sbatch.
+func TestSlurm_SlurmVariablesAreTheJobs(t *testing.T) {
+	bed := testbed.Start(t)
+	spec := slurmSpec(t, bed, "sh", "-c", `echo "wait=$SBATCH_WAIT partition=$SBATCH_PARTITION"`)
+	spec.Env = []string{"SBATCH_WAIT=1", "SBATCH_PARTITION=msched-no-such-partition"}
+	res := run(t, spec)
+	if !res.OK() {
+		t.Fatalf("result %+v", res)
+	}
+	if got, want := readFile(t, spec.Stdout), "wait=1 partition=msched-no-such-partition\n"; got != want {
+		t.Fatalf("stdout %q, want %q", got, want)
+	}
+}
+
 // TestSlurm_CancelAndWalltime: a cancel and a walltime end the Slurm job,
 // and say so.
 func TestSlurm_CancelAndWalltime(t *testing.T) {
