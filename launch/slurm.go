@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unicode"
 )
 
 // A Slurm job (Spec.Slurm) is submitted and followed by its shepherd, which
@@ -167,7 +168,7 @@ func sbatchEnv(spec Spec) []string {
 func sbatchArgs(spec Spec) []string {
 	s := spec.Slurm
 	nodes := max(s.Nodes, 1)
-	name := s.JobName
+	name := slurmJobName(s.JobName)
 	if name == "" {
 		name = spec.JID
 	}
@@ -194,6 +195,20 @@ func sbatchArgs(spec Spec) []string {
 		args = append(args, "--chdir="+spec.Dir)
 	}
 	return args
+}
+
+// slurmJobName is a job's name as Slurm may show it: `scontrol show job
+// -o` prints JobName=… before JobState=… on one line of KEY=value words, so
+// a name with a space and a '=' ("x JobState=COMPLETED ExitCode=0:0")
+// would be read for the job's state. Spaces, control characters and '='
+// become '_'.
+func slurmJobName(name string) string {
+	return strings.Map(func(r rune) rune {
+		if r == '=' || unicode.IsSpace(r) || unicode.IsControl(r) {
+			return '_'
+		}
+		return r
+	}, name)
 }
 
 // slurmPath escapes the '%' of a path, which sbatch's --output and --error

@@ -158,6 +158,18 @@ func TestSlurm_SlurmVariablesAreTheJobs(t *testing.T) {
 	}
 }
 
+// TestSlurm_NameCannotForgeTheState: the job's name (the job file's, the
+// user's) is on the same line of scontrol's answer as the job's state, and
+// before it; a name that looks like a state must not end the job early.
+func TestSlurm_NameCannotForgeTheState(t *testing.T) {
+	bed := testbed.Start(t)
+	spec := slurmSpec(t, bed, "sh", "-c", "sleep 2; exit 4")
+	spec.Slurm.JobName = "x JobState=COMPLETED Reason=None ExitCode=0:0"
+	if res := run(t, spec); res.ExitStatus != 4 || res.Reason != "exit status 4" {
+		t.Fatalf("result %+v, want exit status 4", res)
+	}
+}
+
 // TestSlurm_CancelAndWalltime: a cancel and a walltime end the Slurm job,
 // and say so.
 func TestSlurm_CancelAndWalltime(t *testing.T) {
