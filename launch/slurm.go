@@ -101,12 +101,6 @@ func firstLine(b []byte) string {
 	return s
 }
 
-// shellQuote quotes s for a POSIX shell: inside single quotes every byte is
-// literal but the single quote itself.
-func shellQuote(s string) string {
-	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
-}
-
 // slurmScript is the batch script of spec: it writes the host file on the
 // node (MSCHED_HOSTFILE), exports the Env entries that sbatch must not
 // see (slurmSetting), runs Argv in Dir and exits with its status. It
@@ -122,11 +116,11 @@ func slurmScript(spec Spec) string {
 	fmt.Fprintf(&b, "printf '%%s\\n' %s > \"$MSCHED_HOSTFILE\"\n", quoteAll(spec.Hosts))
 	for _, e := range spec.Env {
 		if k, _, _ := strings.Cut(e, "="); slurmSetting(k) {
-			fmt.Fprintf(&b, "export %s\n", shellQuote(e))
+			fmt.Fprintf(&b, "export %s\n", shQuote(e))
 		}
 	}
 	if spec.Dir != "" {
-		fmt.Fprintf(&b, "cd %s || exit 1\n", shellQuote(spec.Dir))
+		fmt.Fprintf(&b, "cd %s || exit 1\n", shQuote(spec.Dir))
 	}
 	fmt.Fprintf(&b, "%s </dev/null\n", quoteAll(spec.Argv))
 	return b.String()
@@ -135,7 +129,7 @@ func slurmScript(spec Spec) string {
 func quoteAll(ws []string) string {
 	q := make([]string, len(ws))
 	for i, w := range ws {
-		q[i] = shellQuote(w)
+		q[i] = shQuote(w)
 	}
 	return strings.Join(q, " ")
 }
