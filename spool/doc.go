@@ -104,10 +104,12 @@
 // one step, and a user who swaps a file and a symbolic link under one name
 // wins the race often. So a claim is read once, through one descriptor
 // (readUntrusted: opened relative to tmp/ with O_NOFOLLOW|O_NONBLOCK, a
-// regular file of at most MaxJobFile bytes by its fstat, read through that
-// descriptor up to MaxJobFile+1 bytes), and the job's uid and user are the
-// owner of that descriptor's file. A claim that is not such a file (a
-// link, a FIFO, a directory, a socket, too large, unreadable) is Refused:
+// regular file with one name, of at most MaxJobFile bytes by its fstat,
+// read through that descriptor up to MaxJobFile+1 bytes), and the job's
+// uid and user are the owner of that descriptor's file. A claim that is
+// not such a file (a link, symbolic or hard — a hard link's owner is the
+// file's, not the linker's —, a FIFO, a directory, a socket, too large,
+// unreadable) is Refused:
 // rejected with what it is as the reason, under its entry's owner (lstat),
 // like any bad submission; it never stops ClaimAll or RecoverClaims, so no
 // user can keep init from starting. A rejection keeps the submitted bytes,

@@ -320,3 +320,48 @@ func TestClaim_OtherUserWhenNotRoot(t *testing.T) {
 		return nil
 	})
 }
+
+// A hard link is the linked file itself: its owner is the file's, not the
+// linker's. With fs.protected_hardlinks=1 a user may link a file of
+// another user's that is world-writable (0 lets them link any file), write
+// a job into it and link it into submitted/: init took the file's owner for
+// the job's user and ran the job as them; in control/, a link to a file of
+// root's was a request from root, which may cancel any job. A file with
+// more than one name is refused (a claim, with nothing of it kept) or
+// junk (a request).
+func TestUntrusted_HardLinkRefused(t *testing.T) {
+	needRoot(t)
+	s := newSpool(t).As(Init)
+	victim := filepath.Join(t.TempDir(), "world-writable")
+	if err := os.WriteFile(victim, []byte(validJob), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(victim, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Lchown(victim, other, other); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(victim, filepath.Join(s.Dir(Submitted), "job.yaml")); err != nil {
+		t.Skipf("the test's temporary directory and the spool: %v", err)
+	}
+	claims, errs, err := s.ClaimAll([]string{"job.yaml"})
+	if err != nil || len(claims) != 1 || len(errs) != 0 {
+		t.Fatalf("%d claims, %v, %v", len(claims), errs, err)
+	}
+	if c := claims[0]; !strings.Contains(c.Refused, "hard link") || c.Data != nil {
+		t.Errorf("claim of a hard link: refused %q, %d bytes kept; want it refused, nothing kept", c.Refused, len(c.Data))
+	}
+
+	rootFile := filepath.Join(t.TempDir(), "roots")
+	if err := os.WriteFile(rootFile, []byte("2026-01-01T00:00:00Z\n"), 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(rootFile, filepath.Join(s.Path(DirControl), "cancel.J000001."+fmt.Sprint(attacker))); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := s.Controls()
+	if err != nil || len(cs) != 1 || !strings.Contains(cs[0].Junk, "hard link") {
+		t.Fatalf("controls %+v, %v; want the link as junk", cs, err)
+	}
+}

@@ -9,11 +9,13 @@ import (
 	"reflect"
 	"strings"
 
+	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 )
 
 // Submit adds a job file to submitted/ atomically (written as a dot-file,
-// fsynced, then linked into place), for `msched submit`. The name is made
+// fsynced, then renamed into place without replacing a file), for `msched
+// submit`. The name is made
 // unique by a numeric suffix if needed; the chosen name is returned. The
 // file is owned by the caller, which init takes for the job's user.
 func (s *Spool) Submit(name string, data []byte) (string, error) {
@@ -23,7 +25,7 @@ func (s *Spool) Submit(name string, data []byte) (string, error) {
 // SubmitAs is Submit for a file owned by uid: the web page resubmitting a
 // user's job as root (init runs a job as its file's owner, so a file root
 // wrote would run as root). The dot-file is given to uid before it is
-// linked into submitted/, so the submission never exists as anyone else's.
+// renamed into submitted/, so the submission never exists as anyone else's.
 // Only root may give a file away; for anyone else it is an error unless uid
 // is the caller's own.
 func (s *Spool) SubmitAs(name string, data []byte, uid int) (string, error) {
@@ -62,19 +64,22 @@ func (s *Spool) submit(name string, data []byte, uid int) (string, error) {
 	if err := p.Sync(); err != nil {
 		return "", fmt.Errorf("spool: submit: %w", err)
 	}
-	// link(2) refuses to replace an existing name, which rename(2) would not.
+	// RENAME_NOREPLACE refuses to replace an existing name, which a plain
+	// rename would. Not link(2) and unlink: between the two the file
+	// would have two names, and init refuses a file with two (a hard link
+	// may be anyone's file: readUntrusted).
 	for i := 1; ; i++ {
 		final := base
 		if i > 1 {
 			final = fmt.Sprintf("%s-%d", base, i)
 		}
-		err := os.Link(p.File.Name(), filepath.Join(dir, final))
-		if errors.Is(err, os.ErrExist) {
+		err := unix.Renameat2(unix.AT_FDCWD, p.File.Name(), unix.AT_FDCWD, filepath.Join(dir, final), unix.RENAME_NOREPLACE)
+		if errors.Is(err, unix.EEXIST) {
 			continue
 		} else if err != nil {
 			return "", fmt.Errorf("spool: submit: %w", err)
 		}
-		return final, syncDir(dir) // Cleanup removes the dot-file
+		return final, syncDir(dir) // Cleanup finds the dot-file gone
 	}
 }
 

@@ -1,7 +1,11 @@
 package spool
 
 import (
+	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -44,5 +48,45 @@ func TestSetSubmitDir(t *testing.T) {
 	}
 	if _, err := SetSubmitDir([]byte("command: [a]\n"), "rel/dir"); err == nil || !strings.Contains(err.Error(), "absolute") {
 		t.Errorf("relative dir: %v", err)
+	}
+}
+
+// A submission has one name at every instant: init refuses a file with
+// more (a hard link may be anyone's file), so a watcher of submitted/, as
+// init is, never sees one of Submit's files with two.
+func TestSubmit_NeverTwoNames(t *testing.T) {
+	s := newSpool(t)
+	dir := s.Dir(Submitted)
+	stop := make(chan struct{})
+	seen := make(chan string, 1)
+	go func() {
+		defer close(seen)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			es, _ := os.ReadDir(dir)
+			for _, e := range es {
+				fi, err := os.Lstat(filepath.Join(dir, e.Name()))
+				if err != nil || e.Name()[0] == '.' {
+					continue
+				}
+				if n := fi.Sys().(*syscall.Stat_t).Nlink; n > 1 {
+					seen <- fmt.Sprintf("%s with %d names", e.Name(), n)
+					return
+				}
+			}
+		}
+	}()
+	for i := 0; i < 300; i++ {
+		if _, err := s.Submit("job.yaml", []byte(validJob)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	close(stop)
+	if what, ok := <-seen; ok {
+		t.Errorf("submitted/ showed %s", what)
 	}
 }

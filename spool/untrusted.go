@@ -65,7 +65,8 @@ func (e *untrustedError) Unwrap() error { return e.Err }
 
 // readUntrusted reads dir/name, a file that a user may have put there and
 // may still be changing, through one descriptor opened relative to dir with
-// O_NOFOLLOW|O_NONBLOCK: it must be a regular file of at most max bytes
+// O_NOFOLLOW|O_NONBLOCK: it must be a regular file with one name (no hard
+// link) of at most max bytes
 // (checked with fstat, and again by reading at most max+1 bytes, so a file
 // that grows meanwhile is caught), and its owner is the fstat's. A name that
 // is gone wraps ErrNotFound; any other failure is an *untrustedError whose
@@ -101,6 +102,13 @@ func readUntrusted(dir, name string, max int64) (untrusted, error) {
 	}
 	if st.Mode&unix.S_IFMT != unix.S_IFREG {
 		return untrusted{}, &untrustedError{Why: kindOf(st.Mode) + ", not a regular file"}
+	}
+	if st.Nlink > 1 {
+		// Its owner is the file's, not the linker's: with
+		// fs.protected_hardlinks=1 a user may link another's
+		// world-writable file, with 0 any file. Submit and RequestCancel
+		// make files with one name at every instant.
+		return untrusted{}, &untrustedError{Why: fmt.Sprintf("a file with %d names (a hard link), which may be anyone's file: submit a copy", st.Nlink)}
 	}
 	if st.Size > max {
 		return untrusted{}, tooLarge(f, st.Size, max)
