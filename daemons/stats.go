@@ -49,7 +49,9 @@ const maxProbes = 8
 // hoststat.RemoteCommand, with the jobs' connection settings (SSH); hosts
 // with the same address share the login and its sample. A failed login (ssh
 // exits 255, or no answer within Timeout) marks the address's hosts down
-// with ssh's message; a login that runs marks them up. A Slurm cluster (the
+// with ssh's message, except a login refused to this daemon's user (the
+// host answered; the jobs log in as theirs): no sample then, and a
+// warning. A login that runs marks them up. A Slurm cluster (the
 // hosts with one slurm:// address) is probed through its controller:
 // `scontrol ping`, then `scontrol show node -o` for the nodes' loads; a
 // controller that does not answer marks every host of the cluster down, and

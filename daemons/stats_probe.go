@@ -110,7 +110,8 @@ func (p *prober) probe(ctx context.Context, t *probeTarget) probeResult {
 
 // probeSSH logs in to t and runs hoststat.RemoteCommand. ssh exits with
 // 255 when it fails itself (connection refused, host key refused,
-// authentication failed), else with the remote command's status.
+// authentication failed), else with the remote command's status. All but a
+// refused login ("Permission denied") mark the hosts down.
 func (p *prober) probeSSH(ctx context.Context, t *probeTarget, r *probeResult) {
 	dest := launch.SSHDest{Host: t.addr.Host, Port: t.addr.Port, User: t.addr.User}
 	login := dest.User
@@ -134,6 +135,12 @@ func (p *prober) probeSSH(ctx context.Context, t *probeTarget, r *probeResult) {
 		}
 	case errors.As(err, &ee) && ee.ExitCode() != 255 && !late:
 		r.err = fmt.Errorf("ssh %s: the stats command failed (%v): %s", t.name, err, lastLine(errOut))
+	case errors.As(err, &ee) && !late && bytes.Contains(errOut, []byte("Permission denied (")):
+		// sshd answered and refused this login (root's, say, where
+		// PermitRootLogin is no): the host is up for the jobs, which log
+		// in as their own users. The run daemon judges a job's refused
+		// login so too (launch: Result.Unreachable).
+		r.err = fmt.Errorf("ssh %s: login refused, no sample: %s", sshName(login, dest.Host, dest.Port), lastLine(errOut))
 	default:
 		r.down = "ssh " + sshName(login, dest.Host, dest.Port) + ": " + strings.TrimPrefix(p.failure(err, errOut, late), "ssh: ")
 	}

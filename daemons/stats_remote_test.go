@@ -239,3 +239,27 @@ func TestStats_SlurmTestbed(t *testing.T) {
 		t.Errorf("down %+v", d)
 	}
 }
+
+// A login refused to the probe's user ("Permission denied", such as root's
+// where sshd has PermitRootLogin no) is no sign that the host is down: sshd
+// answered, and the jobs log in as their own users. As the run daemon does
+// for a job's login (launch: Result.Unreachable), the stats daemon leaves
+// the host up, with no sample and a warning; it marked it down, for as long
+// as the login was refused, and sched placed nothing there.
+func TestStats_SSHLoginRefusedIsNotDown(t *testing.T) {
+	sshd := startSSHD(t, "127.0.0.2")
+	hosts := []hoststat.Host{
+		{Name: "ws/a", Arch: "x", Address: fmt.Sprintf("ssh://no-such-user-msched@%s:%d", sshd.Addr, sshd.Port)},
+		{Name: "ws/b", Arch: "x", Address: fmt.Sprintf("ssh://%s:%d", sshd.Addr, sshd.Port)},
+	}
+	store, db := statsFor(t, hosts, func(d *Stats) {
+		d.SSH, d.Interval, d.Retry = sshd.SSH, 100*time.Millisecond, 50*time.Millisecond
+	})
+	eventually(t, "ws/b sampled twice", func() bool { return len(store.History("ws/b")) > 1 })
+	if d := downNow(t, db); len(d) != 0 {
+		t.Errorf("down: %+v", d)
+	}
+	if n := len(store.History("ws/a")); n != 0 {
+		t.Errorf("ws/a sampled %d times", n)
+	}
+}
