@@ -113,7 +113,13 @@ func runSSH(ctx context.Context, spec Spec, sigs <-chan os.Signal, started start
 	case <-filtered:
 	case <-time.After(drainWait):
 		errR.Close() // a process outside ssh's group holds its stderr
-		<-filtered
+		select {
+		case <-filtered:
+		case <-time.After(drainWait):
+			// The filter is stuck in a write to the job's stderr file (a
+			// terminal nobody reads): the rest of the output is lost, the
+			// Result is not.
+		}
 	}
 	errR.Close()
 	cmd.Wait()
@@ -264,28 +270,37 @@ const tailMax = 4096
 // text is the filter's sink for everything on stderr that is not a marker.
 // Before "ready", stderr is ssh's and the login's: it is held back, to
 // reach the job's stderr only if the wrapper runs (else it is a message
-// about the connection, for the Reason).
+// about the connection, for the Reason). The job's stderr is written
+// without mu held: a write may block (a terminal nobody reads), and the
+// supervisor needs mu to stop the job.
 func (r *sshRun) text(b []byte) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
 	r.tail = keepLast(append(r.tail, b...), tailMax)
-	if !r.ready {
+	ready := r.ready
+	if !ready {
 		r.early = keepLast(append(r.early, b...), tailMax)
-		return
 	}
-	r.out.Write(b)
+	r.mu.Unlock()
+	if ready {
+		r.out.Write(b)
+	}
 }
 
 // event handles a marker line.
 func (r *sshRun) event(ev string) {
 	r.mu.Lock()
-	defer r.mu.Unlock()
+	var early []byte
+	defer func() {
+		r.mu.Unlock()
+		if len(early) > 0 {
+			r.out.Write(early) // as in text, without mu
+		}
+	}()
 	kind, arg, _ := strings.Cut(ev, " ")
 	switch kind {
 	case "ready":
 		r.ready = true
-		r.out.Write(r.early)
-		r.early = nil
+		early, r.early = r.early, nil
 	case "start":
 		r.startedAt = time.Now()
 	case "fail":
