@@ -503,18 +503,19 @@ func (r *runner) target(s *launch.Spec, j *spool.Job) error {
 }
 
 // outputDir makes output/<JID>/ and in it the files of the streams the job
-// names no destination for (captured). For another user than the daemon's,
-// the directory is root's, mode 0710 with the user's group, and the files
-// are the user's, mode 0600, made here: the shepherd (or slurmstepd) opens
-// them as the user, and only the user and root can read them. The user
-// cannot remove or replace them: a symbolic link or a FIFO put there would
-// be followed by the root daemons that read them (the report, the status
-// page).
+// names no destination for (captured); only the job's user and root may
+// read them. For the daemon's own user the directory is that user's, mode
+// 0700 (its files come from the recycled ones). For another user it is
+// root's, mode 0710 with the user's group, and the files are the user's,
+// mode 0600, made here: the shepherd (or slurmstepd) opens them as the
+// user, who cannot remove or replace them: a symbolic link or a FIFO put
+// there would be followed by the root daemons that read them (the report,
+// the status page).
 func (r *runner) outputDir(s launch.Spec, captured []string) error {
 	dir := filepath.Join(r.sp.Path(spool.DirOutput), s.JID)
 	id := s.Identity
 	if id == nil || id.UID == os.Geteuid() {
-		return os.MkdirAll(dir, spool.DirPerm)
+		return os.MkdirAll(dir, 0o700)
 	}
 	if err := os.Mkdir(dir, 0o700); err != nil && !errors.Is(err, os.ErrExist) {
 		return err

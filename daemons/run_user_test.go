@@ -126,3 +126,20 @@ func TestRun_CapturedOutputCannotBeReplacedByTheJob(t *testing.T) {
 		t.Errorf("output directory: uid %d mode %v, want root's, 0710", st.Uid, di.Mode().Perm())
 	}
 }
+
+// The output the spool captures of a job of the daemon's own user (root's
+// own jobs, under root) is that user's alone too, like its report.
+func TestRun_CapturedOutputOfOwnUserIsPrivate(t *testing.T) {
+	sp := newTestSpool(t)
+	jid := runnable(t, sp, jobArgv(t, "exit", "0"), nil)
+	startDaemon(t, newRun(t, sp, 0).Run)
+	inState(t, sp, jid, spool.Finished)
+	out, _ := notify.CapturedPaths(sp.Path(spool.DirOutput), jid)
+	di, err := os.Lstat(filepath.Dir(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if di.Mode().Perm()&0o077 != 0 {
+		t.Errorf("output directory mode %v: others may read the job's output", di.Mode().Perm())
+	}
+}
