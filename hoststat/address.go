@@ -109,8 +109,10 @@ func (h Host) Addr() (Address, error) { return ParseAddress(h.Address) }
 
 // checkClusters enforces what a launcher needs of a cluster: a Slurm
 // cluster's hosts all name the same slurm.conf (one cluster, one
-// controller), and no cluster mixes Slurm nodes with other hosts, so that a
-// job kept inside a cluster is kept inside one launcher.
+// controller), and no cluster mixes kinds of address (Slurm nodes, ssh
+// hosts, this machine), so that a job kept inside a cluster is kept inside
+// one launcher (the run daemon refuses a job whose hosts are reached
+// differently). Hosts without a cluster are one cluster, "".
 func checkClusters(hosts []Host) error {
 	kind := map[string]Address{}
 	first := map[string]string{}
@@ -127,6 +129,9 @@ func checkClusters(hosts []Host) error {
 		switch {
 		case (prev.Kind == KindSlurm) != (a.Kind == KindSlurm):
 			return fmt.Errorf("host %s: cluster %q mixes Slurm nodes and other hosts (%s is %s); give the Slurm nodes a cluster of their own", h.Name, h.Cluster, first[h.Cluster], prev.Kind)
+		case a.Kind != prev.Kind:
+			return fmt.Errorf("host %s: cluster %q mixes %s and %s hosts (%s is %s); a job runs inside one cluster, through one launcher: give them clusters of their own",
+				h.Name, h.Cluster, prev.Kind, a.Kind, first[h.Cluster], prev.Kind)
 		case a.Kind == KindSlurm && (a.SlurmConf != prev.SlurmConf || a.Partition != prev.Partition):
 			return fmt.Errorf("host %s: cluster %q: every node of a Slurm cluster names the same slurm.conf and partition (%s has %s)", h.Name, h.Cluster, first[h.Cluster], prev)
 		}

@@ -168,6 +168,11 @@ func TestParseHosts_Clusters(t *testing.T) {
 		{`[{name: a, arch: x, cluster: c1, address: "slurm:///c1.conf"}, {name: b, arch: x, cluster: c1, address: "ssh://h"}]`, "mixes Slurm nodes"},
 		{`[{name: a, arch: x, cluster: c1, address: "slurm:///c1.conf"}, {name: b, arch: x, cluster: c1, address: "slurm:///c2.conf"}]`, "same slurm.conf"},
 		{`[{name: a, arch: x, address: "ftp://h"}]`, `field "address"`},
+		// The run daemon starts a job through one launcher: this machine's
+		// CPUs and an ssh host cannot run one job together.
+		{`[{name: a, arch: x, cluster: ws, address: local}, {name: b, arch: x, cluster: ws, address: "ssh://h"}]`, "mixes local and ssh hosts"},
+		{`[{name: a, arch: x}, {name: b, arch: x, address: "ssh://h"}]`, "mixes local and ssh hosts"},
+		{`[{name: a, arch: x, cluster: ws, address: "ssh://h1"}, {name: b, arch: x, cluster: ws, address: "ssh://u@h2:22"}]`, ""},
 	} {
 		_, err := ParseHosts([]byte(tc.doc), "hosts.yaml")
 		if (err == nil) != (tc.bad == "") || (err != nil && !strings.Contains(err.Error(), tc.bad)) {
