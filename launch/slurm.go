@@ -24,12 +24,14 @@ import (
 //     carries it to the job) and a batch script that runs Argv; the Env
 //     entries Slurm's clients read as their own settings (slurmSetting)
 //     are exported by the script instead;
-//  2. the Slurm job id is written into the pid file (fsynced) and handed to
-//     the run daemon through the ready pipe, before the job is released: a
+//  2. the Slurm job id is written into the pid file and handed to the run
+//     daemon through the ready pipe, before the job is released: a
 //     restarted daemon finds the id there and follows that job, never
-//     submits a second copy;
-//  3. scontrol release; then scontrol show job every slurmPoll until the
-//     job is in a final state, whose exit code and signal become the Result.
+//     submits a second copy (the pid file is not fsynced: this holds for a
+//     daemon or shepherd killed, not for a crash of this machine);
+//  3. scontrol release; then scontrol show job, every slurmPollMin growing
+//     to slurmPollMax, until the job is in a final state, whose exit code
+//     and signal become the Result.
 //
 // Cancel is scancel; the walltime is sbatch --time (whole minutes, for
 // Slurm's own scheduling) and an scancel at the exact walltime. If the
