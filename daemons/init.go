@@ -54,10 +54,15 @@ func (d *Init) Run(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		// Claimed as one batch, in arrival order, so that JIDs follow
-		// arrival (the scheduler's queue order) and a burst of submissions
-		// shares one JID allocation and one pair of fsyncs; judging, which
-		// moves each file with its own fsyncs, runs concurrently.
+		// Claimed in arrival order, so that JIDs follow arrival (the
+		// scheduler's queue order), initBatch at a time: each batch shares
+		// one JID allocation and one pair of fsyncs for its claims, and
+		// one spool.Batch (its fsyncs) for its moves, judged concurrently.
+		// Not the whole burst at once: a claim's bytes (up to
+		// spool.MaxJobFile) are in memory until it is judged, and the
+		// first jobs of a burst are queued sooner. A batch's claims go to
+		// init's pool at its Commit, for the writes of a second later
+		// (atomicfile's recycleAfter).
 		names := make([]string, 0, len(es))
 		version := make(map[string]string, len(es))
 		listed := make(map[string]bool, len(es))
@@ -73,39 +78,38 @@ func (d *Init) Run(ctx context.Context) error {
 				delete(skipped, v) // gone: remember only what is there
 			}
 		}
-		claims, errs, err := sp.ClaimAll(names)
-		if err != nil {
-			return err
-		}
-		for name, err := range errs {
-			if errors.Is(err, spool.ErrNotFound) {
-				continue // withdrawn by its submitter
-			}
-			// A file init cannot claim (it cannot rename it, or it was
-			// swapped for something else since it was listed): say so
-			// once, and pass over this version of it. A new file under
-			// the name (a new modification time) is tried again, so
-			// neither a race nor its loser can block the name for good.
-			log.Warn("cannot claim submission", "file", name, "err", err)
-			skipped[version[name]] = true
-		}
-		// Judged in batches that share their fsyncs (spool.Batch). Not all
-		// at once: the first jobs of a burst are queued sooner. A batch's
-		// claims go to init's pool at its Commit, for the writes of a
-		// second later (atomicfile's recycleAfter).
 		var failed []error
-		for len(claims) > 0 {
-			n := min(len(claims), initBatch)
+		for len(names) > 0 && ctx.Err() == nil { // the rest wait, unclaimed, in submitted/
+			n := min(len(names), initBatch)
+			claims, errs, err := sp.ClaimAll(names[:n])
+			names = names[n:]
+			if err != nil {
+				return errors.Join(append(failed, err)...)
+			}
+			for name, err := range errs {
+				if errors.Is(err, spool.ErrNotFound) {
+					continue // withdrawn by its submitter
+				}
+				// A file init cannot claim (it cannot rename it, or it
+				// was swapped for something else since it was listed):
+				// say so once, and pass over this version of it. A new
+				// file under the name (a new modification time) is tried
+				// again, so neither a race nor its loser can block the
+				// name for good.
+				log.Warn("cannot claim submission", "file", name, "err", err)
+				skipped[version[name]] = true
+			}
 			batch := sp.Batch()
-			failed = append(failed, each(claims[:n], func(c *spool.Claim) error { return judge(batch, c, log) }), batch.Commit())
-			claims = claims[n:]
+			failed = append(failed, each(claims, func(c *spool.Claim) error { return judge(batch, c, log) }), batch.Commit())
 		}
 		return errors.Join(failed...)
 	})
 	return nil
 }
 
-// initBatch is how many claims init judges as one spool.Batch.
+// initBatch is how many submissions init claims at once and judges as one
+// spool.Batch: it bounds the claimed bytes init holds (initBatch ×
+// spool.MaxJobFile) while sharing fsyncs across a burst.
 const initBatch = 64
 
 // mover is a spool view or a batch of its moves.

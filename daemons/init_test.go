@@ -1,6 +1,8 @@
 package daemons
 
 import (
+	"fmt"
+	"os"
 	"strings"
 	"testing"
 
@@ -73,5 +75,49 @@ func TestInit_RecoversClaims(t *testing.T) {
 	claims, err := sp.As(spool.Init).RecoverClaims()
 	if err != nil || len(claims) != 0 {
 		t.Errorf("claims left: %v %v", claims, err)
+	}
+}
+
+// Init holds the bytes of every claim it has taken and not yet judged (up
+// to spool.MaxJobFile each): it claims a burst of submissions initBatch at a
+// time, so that a user who fills submitted/ with thousands of large files
+// cannot make it hold them all in memory at once. The claims in tmp/ are
+// those bytes: there are never more than initBatch.
+func TestInit_ClaimsABurstInBatches(t *testing.T) {
+	sp := newTestSpool(t)
+	const n = 5 * initBatch
+	for i := 0; i < n; i++ {
+		if _, err := sp.Submit(fmt.Sprintf("job%03d.yaml", i), []byte("command: [\"true\"]\n")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tmp := sp.Path(spool.DirTmp)
+	most := 0
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		for {
+			select {
+			case <-stop:
+				return
+			default:
+			}
+			es, _ := os.ReadDir(tmp)
+			claims := 0
+			for _, e := range es {
+				if strings.HasPrefix(e.Name(), "claim.") {
+					claims++
+				}
+			}
+			most = max(most, claims)
+		}
+	}()
+	startDaemon(t, (&Init{testEnv(t, sp)}).Run)
+	eventually(t, "all queued", func() bool { return jobsIn(t, sp, spool.Queued) == n })
+	close(stop)
+	<-watched
+	if most > initBatch {
+		t.Errorf("%d claims in tmp/ at once; want at most %d", most, initBatch)
 	}
 }
