@@ -80,6 +80,13 @@ func Shepherd(ctx context.Context, spec Spec) error {
 		job.BootID, job.Shepherd, job.ShepherdStart = rec.BootID, rec.Shepherd, rec.ShepherdStart
 		rec = job
 		writeRecord(lock, rec) // best effort: Cancel falls back to the shepherd
+		if rec.SlurmJob != "" {
+			// The Slurm job runs on without us, even across a crash of
+			// this machine: its id must be on disk before it is released,
+			// so that recovery cancels it rather than run the job again.
+			lock.Sync()
+			atomicfile.SyncDir(filepath.Dir(spec.PidPath))
+		}
 		if ready != nil && !notified {
 			notified = true
 			if line, err := json.Marshal(rec); err == nil {

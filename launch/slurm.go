@@ -27,8 +27,9 @@ import (
 //  2. the Slurm job id is written into the pid file and handed to the run
 //     daemon through the ready pipe, before the job is released: a
 //     restarted daemon finds the id there and follows that job, never
-//     submits a second copy (the pid file is not fsynced: this holds for a
-//     daemon or shepherd killed, not for a crash of this machine);
+//     submits a second copy; the record is fsynced with its directory, so
+//     after a crash of this machine too recovery finds the id (and, the
+//     shepherd being gone, cancels the job before re-queueing it);
 //  3. scontrol release; then scontrol show job, every slurmPollMin growing
 //     to slurmPollMax, until the job is in a final state, whose exit code
 //     and signal become the Result.

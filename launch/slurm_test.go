@@ -2,6 +2,7 @@ package launch
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -263,4 +264,30 @@ func scontrolJob(t *testing.T, s *Slurm, id string) slurmJob {
 		t.Fatal(err)
 	}
 	return j
+}
+
+// TestSlurm_AfterReboot: a pid file left by a crash of this machine (another
+// boot, no shepherd) that names a Slurm job: Adopt cancels that job before
+// it reports Gone, so the re-queued job cannot run twice.
+func TestSlurm_AfterReboot(t *testing.T) {
+	bed := testbed.Start(t)
+	s := &Slurm{Conf: bed.SlurmConf["c1"], Nodes: 1}
+	out, err := slurmOutput(context.Background(), s, nil, nil, "#!/bin/sh\nsleep 60\n", "sbatch", "--parsable", "--output=/dev/null")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := strings.TrimSpace(string(out))
+	dir := t.TempDir()
+	rec := PidFile{BootID: "a-boot-before-the-crash", Shepherd: 1, ShepherdStart: 1, SlurmJob: id, SlurmConf: s.Conf}
+	data, _ := json.Marshal(rec)
+	pid, res := filepath.Join(dir, "j.pid"), filepath.Join(dir, "j.result")
+	if err := os.WriteFile(pid, append(data, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if a, err := Adopt(pid, res); err != nil || a.State != Gone {
+		t.Fatalf("Adopt: %v %v, want gone", a.State, err)
+	}
+	if j := scontrolJob(t, s, id); !j.final() {
+		t.Fatalf("Slurm job %s still %s after Adopt", id, j.State)
+	}
 }
