@@ -307,6 +307,19 @@ new_file "$DIR/hosts.yaml" 0644 <<EOF
 - {name: c1n1, arch: generic, cluster: c1, address: "slurm://$DIR/c1/slurm.conf"}
 - {name: c2n1, arch: generic, cluster: c2, address: "slurm://$DIR/c2/slurm.conf"}
 EOF
+# mpirun's remote shell between the hosts, as the job's user with the
+# user's own key. The four hosts are one machine here, where the Open MPI
+# daemons of one job would share, and remove under each other, one session
+# directory in /tmp (a job failed at once now and then): each host gets
+# its own TMPDIR there, /tmp/msched-mpi-<address>-<uid>.
+new_file "$DIR/ssh/mpi-agent" 0755 <<EOF
+#!/bin/sh
+# mpirun's remote shell on the testbed under $DIR (written by up.sh).
+h=\$1
+shift
+exec ssh -p $ssh_port -o BatchMode=yes -o UserKnownHostsFile=$DIR/ssh/known_hosts "\$h" "d=/tmp/msched-mpi-\$h-\\\$(id -u) && mkdir -p \\\$d && TMPDIR=\\\$d && export TMPDIR &&" "\$@"
+EOF
+
 new_file "$DIR/msched.yaml" 0644 <<EOF
 # msched configuration for the testbed under $DIR (written by up.sh).
 spool: $DIR/spool
@@ -315,7 +328,7 @@ ssh:
   known_hosts_file: $DIR/ssh/known_hosts
   options: ["-o", "ConnectTimeout=5"]
 mpi:
-  ssh_agent: "ssh -p $ssh_port -o BatchMode=yes -o UserKnownHostsFile=$DIR/ssh/known_hosts"
+  ssh_agent: "$DIR/ssh/mpi-agent"
 EOF
 
 # --- what runs ----------------------------------------------------------------
