@@ -111,7 +111,7 @@ func requestAs(t *testing.T, sp *spool.Spool, jid string, uid int) {
 	// for root's, which may cancel any job.
 	dir, name := sp.Path(spool.DirControl), fmt.Sprintf("cancel.%s.%d", jid, uid)
 	tmp := filepath.Join(dir, "."+name)
-	if err := os.WriteFile(tmp, []byte(time.Now().UTC().Format(time.RFC3339Nano)+"\n"), 0o644); err != nil {
+	if err := os.WriteFile(tmp, spool.ControlBody(spool.Cancel, jid, time.Now().UTC()), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Lchown(tmp, uid, uid); err != nil {

@@ -51,7 +51,7 @@ func (s *Spool) RequestCancel(jid string) error {
 	if !ValidJID(jid) {
 		return fmt.Errorf("spool: cancel: %q is not a job id", jid)
 	}
-	body := s.now().Format(time.RFC3339Nano) + "\n"
+	body := ControlBody(Cancel, jid, s.now())
 	name := fmt.Sprintf("%s.%s.%d", Cancel, jid, os.Geteuid())
 	return WriteAtomic(s.Path(DirControl), name, []byte(body))
 }
@@ -78,7 +78,10 @@ func (s *Spool) Controls() ([]Control, error) {
 		switch {
 		case err == nil:
 			c.UID = u.uid
-			c.At, _ = time.Parse(time.RFC3339Nano, strings.TrimSpace(string(u.data)))
+			var stated bool
+			if c.At, stated = parseControlBody(u.data, kind, jid); !stated {
+				c.Junk = fmt.Sprintf("its content does not say %q (a request is that line with its time)", kind+" "+jid)
+			}
 		case errors.Is(err, ErrNotFound):
 			continue // done by another daemon since ReadDir
 		case errors.As(err, &ue):
@@ -175,4 +178,23 @@ func (s *Spool) DiscardControl(c Control) (removed bool, err error) {
 		}
 	}
 	return true, syncDir(dir)
+}
+
+// ControlBody is a request's content: what it asks, of which job, and when.
+// Its owner is who asks (fstat), but a file can be renamed into control/
+// by a user who did not write it (a file of root's in her home, say): a
+// request must also state itself, which such a file does not.
+func ControlBody(kind, jid string, at time.Time) []byte {
+	return []byte(kind + " " + jid + " " + at.Format(time.RFC3339Nano) + "\n")
+}
+
+// parseControlBody reads ControlBody; stated is false unless the content
+// asks for kind on jid.
+func parseControlBody(data []byte, kind, jid string) (at time.Time, stated bool) {
+	f := strings.Fields(string(data))
+	if len(f) != 3 || f[0] != kind || f[1] != jid {
+		return time.Time{}, false
+	}
+	at, err := time.Parse(time.RFC3339Nano, f[2])
+	return at, err == nil
 }

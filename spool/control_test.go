@@ -154,3 +154,39 @@ func TestCancel_OnlyOwnerOrRoot(t *testing.T) {
 		}
 	}
 }
+
+// TestControl_MustStateItself: the owner of a file in control/ need not be
+// who put it there (rename into a sticky directory needs no ownership: a
+// file of root's from a user's home, say). A request counts only if its
+// content asks for what its name says; anything else is junk.
+func TestControl_MustStateItself(t *testing.T) {
+	s := newSpool(t)
+	dir := s.Path(DirControl)
+	for name, body := range map[string]string{
+		"cancel.J000001.0": "PermitRootLogin no\n",
+		"cancel.J000002.0": "cancel J000003 2026-01-01T00:00:00Z\n",
+		"cancel.J000004.0": "",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.RequestCancel("J000005"); err != nil {
+		t.Fatal(err)
+	}
+	cs, err := s.Controls()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range cs {
+		switch {
+		case c.JID == "J000005" && (c.Junk != "" || c.At.IsZero()):
+			t.Errorf("a request of RequestCancel refused: %+v", c)
+		case c.JID != "J000005" && !strings.Contains(c.Junk, "does not say"):
+			t.Errorf("%s taken for a request: %+v", c.file, c)
+		}
+	}
+	if len(cs) != 4 {
+		t.Errorf("%d controls, want 4: %+v", len(cs), cs)
+	}
+}

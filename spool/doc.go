@@ -67,7 +67,10 @@
 //     starts the process, so a crash can never leave a started job in
 //     runnable/ to be started again.
 //   - Cancel. `msched cancel J` writes control/cancel.J.<uid> (the
-//     requester's uid; cancel.J, the name before uids, is still read). Only
+//     requester's uid; cancel.J, the name before uids, is still read),
+//     whose content states the request ("cancel J <time>", ControlBody): a
+//     file's owner is who asks, but a user may rename into control/ a file
+//     she did not write, so a request must also say what it asks. Only
 //     the job's owner (its uid) or root may cancel it (Control.Allowed, the
 //     one rule, asked by sched, run, the reaper and the command); a request
 //     from anyone else is removed and logged with who tried. Otherwise the
