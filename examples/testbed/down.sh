@@ -69,27 +69,27 @@ while read -r name pidfile prog marker _; do
 	fi
 done < <(tb_daemons)
 
-((${#pids[@]} == 0)) || kill -TERM "${pids[@]}" 2>/dev/null || true
-left=()
-for ((i = 0; i < 150; i++)); do
-	left=()
-	for p in "${pids[@]}"; do
-		tb_alive "$p" && left+=("$p")
-	done
-	((${#left[@]} > 0)) || break
-	sleep 0.1
-done
-if ((${#left[@]} > 0)); then
-	echo "still running after 15 s, killing: ${left[*]}"
-	kill -KILL "${left[@]}" 2>/dev/null || true
-	for ((i = 0; i < 50; i++)); do
+# wait_gone TENTHS: wait up to TENTHS tenths of a second until none of
+# pids runs; left holds those still running.
+wait_gone() {
+	local i p
+	for ((i = 0; i < $1; i++)); do
 		left=()
 		for p in "${pids[@]}"; do
 			tb_alive "$p" && left+=("$p")
 		done
-		((${#left[@]} > 0)) || break
+		((${#left[@]} > 0)) || return 0
 		sleep 0.1
 	done
+}
+
+left=()
+((${#pids[@]} == 0)) || kill -TERM "${pids[@]}" 2>/dev/null || true
+wait_gone 150
+if ((${#left[@]} > 0)); then
+	echo "still running after 15 s, killing: ${left[*]}"
+	kill -KILL "${left[@]}" 2>/dev/null || true
+	wait_gone 50
 	((${#left[@]} == 0)) || tb_die "could not stop ${left[*]}"
 fi
 rm -f "${files[@]}"
