@@ -193,7 +193,7 @@ func (c *Claim) Job() (*Job, error) {
 	if c.Refused != "" {
 		return nil, &ParseError{File: c.Name, Problems: []Problem{{Msg: c.Refused}}}
 	}
-	j, err := parseSubmission(c.Name, c.Data)
+	j, err := ParseSubmission(c.Name, c.Data)
 	if err != nil {
 		return nil, err
 	}

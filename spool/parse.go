@@ -67,9 +67,10 @@ func valueError(n *yaml.Node, msg string) error {
 // messages (normally the file's name).
 func Parse(name string, data []byte) (*Job, error) { return parse(name, data, false) }
 
-// parseSubmission is Parse for a file from submitted/: it also refuses the
-// daemon sections (jid, user, history, …), which a submitter may not set.
-func parseSubmission(name string, data []byte) (*Job, error) { return parse(name, data, true) }
+// ParseSubmission is Parse for a file from submitted/: it also refuses the
+// daemon sections (jid, user, uid, history, …), which a submitter may not
+// set. msched submit checks with it, so that it refuses what init would.
+func ParseSubmission(name string, data []byte) (*Job, error) { return parse(name, data, true) }
 
 func parse(name string, data []byte, submission bool) (*Job, error) {
 	pe := &ParseError{File: name}

@@ -75,7 +75,7 @@ func TestParse_SubmissionMayNotSetDaemonFields(t *testing.T) {
 	if _, err := Parse("j", []byte(data)); err != nil {
 		t.Fatalf("a daemon's job file with these fields must parse: %v", err)
 	}
-	_, err := parseSubmission("j", []byte(data))
+	_, err := ParseSubmission("j", []byte(data))
 	var pe *ParseError
 	if !errors.As(err, &pe) {
 		t.Fatalf("submission setting jid/user/history accepted: %v", err)
@@ -91,7 +91,7 @@ func TestParse_Accepts(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	j, err := parseSubmission("particles.yaml", data)
+	j, err := ParseSubmission("particles.yaml", data)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,7 +165,7 @@ func TestJob_RoundTrip(t *testing.T) {
 
 // The fields issue 11 added: env, launch and ranks_per_host, submit_dir.
 func TestParse_EnvLaunch(t *testing.T) {
-	j, err := parseSubmission("j", []byte("command: [a]\nenv: {OMP_NUM_THREADS: \"4\", X_1: \"a b\"}\nlaunch: mpi\nranks_per_host: 2\nsubmit_dir: /home/a\n"))
+	j, err := ParseSubmission("j", []byte("command: [a]\nenv: {OMP_NUM_THREADS: \"4\", X_1: \"a b\"}\nlaunch: mpi\nranks_per_host: 2\nsubmit_dir: /home/a\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -182,12 +182,12 @@ func TestParse_EnvLaunch(t *testing.T) {
 		{"submit_dir: rel", `submit_dir: must be an absolute path, got "rel"`},
 		{"uid: 0", "uid: set by msched, not by the submitter"},
 	} {
-		_, err := parseSubmission("j", []byte("command: [a]\n"+tc.doc+"\n"))
+		_, err := ParseSubmission("j", []byte("command: [a]\n"+tc.doc+"\n"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: got %v, want %q", tc.doc, err, tc.want)
 		}
 	}
-	if _, err := parseSubmission("j", []byte("command: [-np, x]\nlaunch: mpi\n")); err == nil || !strings.Contains(err.Error(), "must not start with '-'") {
+	if _, err := ParseSubmission("j", []byte("command: [-np, x]\nlaunch: mpi\n")); err == nil || !strings.Contains(err.Error(), "must not start with '-'") {
 		t.Errorf("mpi with an option for a program: %v", err)
 	}
 }

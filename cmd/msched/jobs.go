@@ -58,7 +58,7 @@ status.`,
 				if datas[i], err = readJobFile(f); err != nil {
 					return err
 				}
-				if _, err := spool.Parse(filepath.Base(f), datas[i]); err != nil {
+				if _, err := spool.ParseSubmission(filepath.Base(f), datas[i]); err != nil {
 					var pe *spool.ParseError
 					msg := err.Error()
 					if errors.As(err, &pe) {

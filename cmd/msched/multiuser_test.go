@@ -144,6 +144,11 @@ func TestSubmit_RecordsSubmitDirAndLimit(t *testing.T) {
 	if es, _ := os.ReadDir(sub); len(es) != 0 {
 		t.Fatalf("%d files submitted with an invalid one", len(es))
 	}
+	// What init would refuse, submit refuses: a section the daemons write.
+	os.WriteFile("forged.yaml", []byte(job+"uid: 0\n"), 0o644)
+	if out, err := mschedIn(t, dir, "submit", "forged.yaml"); err == nil || !strings.Contains(out+err.Error(), "uid: set by msched") {
+		t.Fatalf("submit of a file that sets uid: %v\n%s", err, out)
+	}
 	if _, err := mschedIn(t, dir, "submit", "job.yaml", "fixed.yaml"); err != nil {
 		t.Fatal(err)
 	}
