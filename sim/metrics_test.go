@@ -67,7 +67,8 @@ func TestFromSWF_Conventions(t *testing.T) {
 	recs := []workload.Job{
 		rec(1, 10, 100, 8, 50),    // runs past its request
 		rec(2, 20, 100, 300, 500), // more processors than the machine
-		rec(3, 0, 0, 4, 60),       // run time 0: tiny under pyss, kept otherwise
+		rec(3, 0, 0, 4, 60),       // run time 0: a 1-s job of its 4 processors under pyss, kept otherwise
+		rec(6, 50, -1, 1, 60),     // run time unknown, 1 processor: tiny under pyss, skipped otherwise
 		rec(4, 30, 5.7, -1, 60),   // processors unknown
 		rec(5, 40, 7, 2, -1),      // no request
 	}
@@ -78,7 +79,8 @@ func TestFromSWF_Conventions(t *testing.T) {
 	want := []Job{
 		{ID: "1", Submit: 10, Min: 8, Max: 8, Run: 50, Estimate: 100},
 		{ID: "2", Submit: 20, Min: 128, Max: 128, Run: 100, Estimate: 500},
-		{ID: "3", Submit: 1, Min: 1, Max: 1, Run: 1, Estimate: 1},
+		{ID: "3", Submit: 1, Min: 4, Max: 4, Run: 1, Estimate: 1},
+		{ID: "6", Submit: 50, Min: 1, Max: 1, Run: 1, Estimate: 1},
 		{ID: "4", Submit: 30, Min: 1, Max: 1, Run: 1, Estimate: 1},
 		{ID: "5", Submit: 40, Min: 2, Max: 2, Run: 1, Estimate: 7},
 	}
@@ -87,8 +89,15 @@ func TestFromSWF_Conventions(t *testing.T) {
 			t.Errorf("pyss job %d = %+v, want %+v", i, j, want[i])
 		}
 	}
-	if pyss.Tiny != 2 || pyss.Clamped != 1 {
-		t.Errorf("tiny %d, clamped %d; want 2, 1", pyss.Tiny, pyss.Clamped)
+	if pyss.Tiny != 3 || pyss.Clamped != 1 {
+		t.Errorf("tiny %d, clamped %d; want 3, 1", pyss.Tiny, pyss.Clamped)
+	}
+	// Only the 1-processor ones are pyss's tiny jobs, left out of its
+	// statistics; the 4-processor second is counted.
+	for i, tiny := range []bool{false, false, false, true, true, false} {
+		if got := pyss.Jobs[i].pyssTiny(); got != tiny {
+			t.Errorf("pyss job %s: tiny %v, want %v", pyss.Jobs[i].ID, got, tiny)
+		}
 	}
 	plain, err := FromSWF(workload.Slice(recs), 128, Request, false)
 	if err != nil {
@@ -100,8 +109,8 @@ func TestFromSWF_Conventions(t *testing.T) {
 		{ID: "3", Submit: 0, Min: 4, Max: 4, Run: 0, Estimate: 60},
 		{ID: "5", Submit: 40, Min: 2, Max: 2, Run: 7, Estimate: 7},
 	}
-	if len(plain.Jobs) != len(want) || plain.Skipped != 1 {
-		t.Fatalf("plain: %d jobs, %d skipped; want 4, 1", len(plain.Jobs), plain.Skipped)
+	if len(plain.Jobs) != len(want) || plain.Skipped != 2 {
+		t.Fatalf("plain: %d jobs, %d skipped; want 4, 2", len(plain.Jobs), plain.Skipped)
 	}
 	for i, j := range plain.Jobs {
 		if !sameJob(j, want[i]) {

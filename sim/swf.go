@@ -51,7 +51,7 @@ type Trace struct {
 	// Skipped counts records left out (run time, processors or submit time
 	// unknown or negative; never under pyss), Clamped the jobs that asked
 	// for more processors than the machine has and were given all of it,
-	// Tiny the records pyss turns into 1-s, 1-processor jobs.
+	// Tiny the records pyss turns into 1-s jobs.
 	Skipped, Clamped, Tiny int
 }
 
@@ -60,8 +60,9 @@ type Trace struct {
 //
 // With pyss, exactly as pyss does (../shared/data/README.md): a record
 // whose run time ≤ 0, allocated processors ≤ 0 or submit time < 0 becomes a
-// "tiny" job of 1 processor, run time 1 s and estimate 1 s, submitted at
-// max(submit, 1); otherwise processors = max(min(allocated, procs), 1),
+// job of max(1, allocated) processors, run time 1 s and estimate 1 s,
+// submitted at max(submit, 1) (counted in Tiny; of these only the
+// 1-processor ones are left out of the statistics); otherwise processors = max(min(allocated, procs), 1),
 // estimate = int(max(requested time, run time, 1)) and actual run time =
 // int(max(min(requested time, run time), 1)), so a job never runs past its
 // estimate; times are whole seconds. With est == Exact the estimate is then
@@ -111,8 +112,18 @@ func FromSWF(recs iter.Seq2[workload.Job, error], procs int, est EstimateKind, p
 
 func pyssJob(r workload.Job, procs int, est EstimateKind, tr *Trace) Job {
 	if r.Run <= 0 || r.Procs <= 0 || r.Submit < 0 {
+		// pyss keeps the allocated processors (at least 1): only a
+		// 1-processor one is left out of the statistics (pyssTiny). pyss
+		// does not clamp them to the machine; a job wider than the machine
+		// could never start here, so it gets the machine, and is counted
+		// as clamped.
 		tr.Tiny++
-		return Job{Submit: math.Max(math.Trunc(r.Submit), 1), Min: 1, Max: 1, Run: 1, Estimate: 1}
+		p := max(r.Procs, 1)
+		if p > procs {
+			p = procs
+			tr.Clamped++
+		}
+		return Job{Submit: math.Max(math.Trunc(r.Submit), 1), Min: p, Max: p, Run: 1, Estimate: 1}
 	}
 	p := r.Procs
 	if p > procs {
