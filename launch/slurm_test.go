@@ -110,13 +110,10 @@ func slurmSpec(t *testing.T, bed *testbed.Bed, argv ...string) Spec {
 	return spec
 }
 
-// TestSlurm_RunsAsUserWithResult submits through a real shepherd: the job
-// runs as its user with the job's environment, its exit status comes back,
-// its Slurm id is in the ready notice and the pid file before it ends.
-func TestSlurm_RunsAsUserWithResult(t *testing.T) {
-	bed := testbed.Start(t)
-	spec := slurmSpec(t, bed, "sh", "-c", `echo "user=$(id -un) slurm=$SLURM_JOB_ID jid=$MSCHED_JID x=$X"; cat "$MSCHED_HOSTFILE"; exit 3`)
-	spec.Env = []string{"X=a b"}
+// startSlurm starts spec through a real shepherd and returns its handle
+// and its start notice, which must name the Slurm job (bounded wait).
+func startSlurm(t *testing.T, spec Spec) (Handle, PidFile) {
+	t.Helper()
 	h, err := testLocal(t).Start(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
@@ -130,6 +127,17 @@ func TestSlurm_RunsAsUserWithResult(t *testing.T) {
 	if _, err := strconv.Atoi(rec.SlurmJob); err != nil || rec.SlurmConf != spec.Slurm.Conf {
 		t.Fatalf("start notice %+v: no Slurm job id", rec)
 	}
+	return h, rec
+}
+
+// TestSlurm_RunsAsUserWithResult submits through a real shepherd: the job
+// runs as its user with the job's environment, its exit status comes back,
+// its Slurm id is in the ready notice and the pid file before it ends.
+func TestSlurm_RunsAsUserWithResult(t *testing.T) {
+	bed := testbed.Start(t)
+	spec := slurmSpec(t, bed, "sh", "-c", `echo "user=$(id -un) slurm=$SLURM_JOB_ID jid=$MSCHED_JID x=$X"; cat "$MSCHED_HOSTFILE"; exit 3`)
+	spec.Env = []string{"X=a b"}
+	h, rec := startSlurm(t, spec)
 	if onDisk, err := ReadPidFile(spec.PidPath); err != nil || onDisk.SlurmJob != rec.SlurmJob {
 		t.Fatalf("pid file %+v %v, want slurm job %s", onDisk, err, rec.SlurmJob)
 	}
@@ -176,11 +184,7 @@ func TestSlurm_NameCannotForgeTheState(t *testing.T) {
 func TestSlurm_CancelAndWalltime(t *testing.T) {
 	bed := testbed.Start(t)
 	spec := slurmSpec(t, bed, "sleep", "60")
-	h, err := testLocal(t).Start(context.Background(), spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := <-h.(StartNotifier).Started()
+	h, rec := startSlurm(t, spec)
 	if err := h.Cancel(); err != nil {
 		t.Fatal(err)
 	}
@@ -202,11 +206,7 @@ func TestSlurm_CancelAndWalltime(t *testing.T) {
 func TestSlurm_ShepherdKilled(t *testing.T) {
 	bed := testbed.Start(t)
 	spec := slurmSpec(t, bed, "sleep", "60")
-	h, err := testLocal(t).Start(context.Background(), spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := <-h.(StartNotifier).Started()
+	h, rec := startSlurm(t, spec)
 	eventually(t, "the Slurm job running", func() bool { return scontrolJob(t, spec.Slurm, rec.SlurmJob).State == "RUNNING" })
 	syscall.Kill(h.Pid(), syscall.SIGKILL)
 	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
