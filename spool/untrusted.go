@@ -30,7 +30,8 @@ import (
 // bytes, the YAML tree and the rejection that kept them).
 const MaxJobFile = 1 << 20
 
-// MaxControl bounds a control request, whose content is one timestamp.
+// MaxControl bounds a control request, whose content is one short line
+// (ControlBody).
 const MaxControl = 4 << 10
 
 // oversizeKept is how much of a submission over MaxJobFile its rejection
