@@ -138,6 +138,7 @@ func New(cfg Config, jobs []Job) (*Sim, error) {
 		}
 		s.index[h.Name] = i
 		s.hosts[i].FreeAt = time.Time{}
+		s.hosts[i].Speed = m.Speed[i]
 	}
 	for i := range jobs {
 		if err := checkJob(&jobs[i]); err != nil {
