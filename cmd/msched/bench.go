@@ -10,6 +10,8 @@ import (
 	"math/rand"
 	"os"
 	"path/filepath"
+	"runtime"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -20,6 +22,8 @@ import (
 	"msched/hoststat"
 	"msched/launch"
 	"msched/notify"
+	"msched/policy"
+	"msched/sim"
 	"msched/spool"
 	"msched/workload"
 )
@@ -33,7 +37,125 @@ or one JSON object per result with --json. Seeds are fixed by default, so a
 benchmark gives the same figures run after run (times aside).`,
 	}
 	cmd.AddCommand(newBenchConvergenceCmd(), newBenchETCCmd(), newBenchSpoolCmd(v))
-	cmd.AddCommand(newBenchTable1Cmd())
+	cmd.AddCommand(newBenchTable1Cmd(), newBenchTracesCmd(v))
+	return cmd
+}
+
+func newBenchTracesCmd(v *viper.Viper) *cobra.Command {
+	var (
+		cfg                      bench.TracesConfig
+		file, hostsFile, dataDir string
+		estimates                []string
+		procs                    int
+		asJSON                   bool
+	)
+	cmd := &cobra.Command{
+		Use:   "traces",
+		Short: "The policies on the repository's traces: wait and bounded slowdown against EASY",
+		Long: `traces replays workloads with msched simulate's simulator under each policy, with
+each estimate: by default the SDSC-SP2 sample and the NASA iPSC log (each on
+128 processors, read from workload/testdata or shared/data in this directory
+or a parent, or from --data) and 10,000 jobs of the o2k generator, seed 1, on
+its 960 processors; --workload FILE [--procs N] replaces them with one trace.
+--hosts FILE runs every trace on that file's hosts instead (heterogeneous: each
+at the hardware database's speed).
+
+The policies are fcfs, easy, conservative, lwf, ga-ms, ga-xms and ga-plan (and
+easy-fast with --hosts), those of them this binary has; --policy overrides the
+list, and easy is always run: each run's wait and bounded slowdown are given as
+ratios to easy's on the same trace and estimate. A GA policy (ga-…) runs once
+with each seed 1..--seeds, with --generations generations per decision and
+the configured ga.population, ga.window and ga.max_jumps, as in simulate; the
+table gives a "worst" row over its seeds.
+
+Runs go in parallel, up to GOMAXPROCS (--workers), slowest first; progress goes
+to stderr. The table has one block per trace and estimate; --json prints one
+object per line and run (trace, estimate, policy, seed; seed 0 for a
+deterministic policy), holding simulate --json's metrics and trace, estimate,
+seed, hosts, max_wait_s, ratio_wait_vs_easy, ratio_bsld_vs_easy (null when
+easy's mean is 0 and this one's is not), p95_decision_ms, decision_cpu_s and
+decision_wall_s.
+
+How long: the deterministic policies take seconds in all. A GA decision takes
+tens of milliseconds at 50 generations, and a trace asks for one or two per
+job: a GA run on the SDSC sample takes minutes, on NASA and o2k longer, so the
+default set (3 traces × 2 estimates × 2-3 GA policies × 3 seeds) takes hours.
+Limit it with --policy, --seeds, --estimate or --workload.`,
+		Example: `  msched bench traces --policy fcfs,easy,conservative,lwf
+  msched bench traces --workload trace.swf --procs 64 --policy easy,ga-xms --seeds 2 --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cfg.Seeds < 1 {
+				return fmt.Errorf("bench traces: --seeds %d: want at least 1", cfg.Seeds)
+			}
+			c, err := readConfig(v)
+			if err != nil {
+				return err
+			}
+			cfg.Options = simOptions(c, cfg.Options.Generations)
+			for _, e := range estimates {
+				k, err := sim.ParseEstimate(e)
+				if err != nil {
+					return err
+				}
+				cfg.Estimates = append(cfg.Estimates, k)
+			}
+			if cfg.Hosts, err = hostsMachine(hostsFile); err != nil {
+				return err
+			}
+			switch {
+			case procs != 0 && file == "":
+				return fmt.Errorf("bench traces: --procs goes with --workload")
+			case procs != 0 && hostsFile != "":
+				return fmt.Errorf("bench traces: --procs and --hosts exclude each other")
+			case file != "":
+				t, err := bench.ReadTrace(file, procs)
+				if err != nil {
+					return err
+				}
+				cfg.Traces = []bench.Trace{t}
+			default:
+				if dataDir == "" {
+					wd, err := os.Getwd()
+					if err != nil {
+						return err
+					}
+					if dataDir, err = bench.FindData(wd); err != nil {
+						return fmt.Errorf("%w; name the directory with --data, or a trace with --workload", err)
+					}
+				}
+				if cfg.Traces, err = bench.RepoTraces(dataDir); err != nil {
+					return err
+				}
+			}
+			cfg.Progress = cmd.ErrOrStderr()
+			runs, err := bench.Traces(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			if !asJSON {
+				return bench.TracesTable(cmd.OutOrStdout(), runs)
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			for _, r := range runs {
+				if err := enc.Encode(r); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&file, "workload", "", "one SWF trace (plain or gzip) instead of the repository's")
+	f.IntVar(&procs, "procs", 0, "identical processors for --workload (default: the trace's MaxProcs)")
+	f.StringVar(&hostsFile, "hosts", "", "hosts file: run every trace on these (heterogeneous) hosts")
+	f.StringVar(&dataDir, "data", "", "directory of the SDSC-SP2 sample and the NASA log (default: workload/testdata or shared/data here or in a parent)")
+	f.StringSliceVar(&cfg.Policies, "policy", nil, "policies, comma-separated (default: "+strings.Join(bench.TracesPolicies(false), ",")+"; known: "+strings.Join(policy.Names(), ", ")+")")
+	f.StringSliceVar(&estimates, "estimate", []string{"request", "exact"}, "estimates, comma-separated: request, exact, profiler")
+	f.IntVar(&cfg.Seeds, "seeds", 3, "GA policies run once with each seed 1..N")
+	f.IntVar(&cfg.Options.Generations, "generations", policy.DefaultGens, "GA generations per decision")
+	f.IntVar(&cfg.Workers, "workers", runtime.GOMAXPROCS(0), "runs at a time")
+	f.BoolVar(&asJSON, "json", false, "one JSON object per run and line")
 	return cmd
 }
 

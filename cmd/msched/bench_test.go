@@ -1,8 +1,14 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
+	"math"
 	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
 	"testing"
 )
 
@@ -43,4 +49,120 @@ func stderrOf(err error) string {
 		return string(ee.Stderr)
 	}
 	return ""
+}
+
+// benchTraces runs `msched bench traces --json` in this process and returns
+// its objects.
+func benchTraces(t *testing.T, args ...string) ([]map[string]any, error) {
+	t.Helper()
+	out, err := runMsched(t, context.Background(), nil, append([]string{"--log-level", "error", "bench", "traces", "--json"}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	var objs []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatalf("%v in %q", err, line)
+		}
+		objs = append(objs, m)
+	}
+	return objs, nil
+}
+
+// bench traces on one small trace: an object per estimate and policy, in
+// that order, holding simulate --json's metrics (the same figures) and the
+// ratios to easy's run with the same estimate.
+func TestBenchTraces_JSON(t *testing.T) {
+	trace := swfTrace(t, 32)
+	objs, err := benchTraces(t, "--workload", trace, "--procs", "32", "--policy", "fcfs,easy,conservative")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, o := range objs {
+		got = append(got, fmt.Sprint(o["estimate"], " ", o["policy"]))
+	}
+	want := "request fcfs,request easy,request conservative,exact fcfs,exact easy,exact conservative"
+	if strings.Join(got, ",") != want {
+		t.Fatalf("objects %v, want %s", got, want)
+	}
+	easy := map[any]map[string]any{}
+	for _, o := range objs {
+		if o["policy"] == "easy" {
+			easy[o["estimate"]] = o
+		}
+	}
+	if easy["request"]["mean_wait_s"] == easy["exact"]["mean_wait_s"] {
+		t.Fatalf("easy waits as long with either estimate: the ratios cannot show which easy they used")
+	}
+	for _, o := range objs {
+		name := fmt.Sprint(o["estimate"], " ", o["policy"])
+		sim, err := simulateJSON(t, "--workload", trace, "--procs", "32", "--policy", o["policy"].(string), "--estimate", o["estimate"].(string))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for k, v := range sim {
+			if _, ok := o[k]; !ok {
+				t.Errorf("%s: no %s", name, k)
+			} else if strings.Contains(k, "wait") || strings.Contains(k, "slowdown") || k == "jobs" || k == "decisions" {
+				if o[k] != v {
+					t.Errorf("%s: %s %v, simulate's %v", name, k, o[k], v)
+				}
+			}
+		}
+		for _, k := range []string{"trace", "estimate", "seed", "max_wait_s", "p95_decision_ms", "decision_cpu_s", "decision_wall_s"} {
+			if _, ok := o[k]; !ok {
+				t.Errorf("%s: no %s", name, k)
+			}
+		}
+		if o["trace"] != filepath.Base(trace) || o["seed"] != 0.0 || o["hosts"] != 32.0 {
+			t.Errorf("%s: trace %v, seed %v, hosts %v", name, o["trace"], o["seed"], o["hosts"])
+		}
+		e := easy[o["estimate"]]
+		for k, of := range map[string]string{"ratio_wait_vs_easy": "mean_wait_s", "ratio_bsld_vs_easy": "mean_bounded_slowdown"} {
+			r, ok := o[k].(float64)
+			if want := o[of].(float64) / e[of].(float64); !ok || math.Abs(r-want) > 1e-12*want {
+				t.Errorf("%s: %s %v, want %g", name, k, o[k], want)
+			}
+		}
+	}
+}
+
+// The table has a block per estimate, and a GA policy a row per seed and a
+// "worst" row; easy is run (the ratios need it) though not asked for.
+func TestBenchTraces_Table(t *testing.T) {
+	out, err := runMsched(t, context.Background(), nil, "--log-level", "error", "bench", "traces", "--workload", swfTrace(t, 32),
+		"--policy", "fcfs,ga-xms", "--seeds", "2", "--generations", "1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range []string{"small.swf, 32 hosts, request estimates", "small.swf, 32 hosts, exact estimates"} {
+		if !strings.Contains(out, s) {
+			t.Errorf("no %q in\n%s", s, out)
+		}
+	}
+	for _, row := range []string{`(?m)^\s+easy\s+-\s`, `(?m)^\s+ga-xms\s+1\s`, `(?m)^\s+ga-xms\s+2\s`, `(?m)^\s+ga-xms\s+worst\s`} {
+		if n := len(regexp.MustCompile(row).FindAllString(out, -1)); n != 2 {
+			t.Errorf("%d rows matching %s, want 2:\n%s", n, row, out)
+		}
+	}
+}
+
+func TestBenchTraces_Errors(t *testing.T) {
+	trace := swfTrace(t, 32)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--workload", trace, "--policy", "easy,nope"}, `unknown policy "nope"`},
+		{[]string{"--workload", filepath.Join(t.TempDir(), "missing.swf")}, "missing.swf"},
+		{[]string{"--workload", trace, "--estimate", "guess"}, `unknown estimate "guess"`},
+		{[]string{"--workload", trace, "--seeds", "0"}, "--seeds 0"},
+		{[]string{"--procs", "32"}, "--procs goes with --workload"},
+	} {
+		if _, err := benchTraces(t, c.args...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: %v, want an error containing %q", c.args, err, c.want)
+		}
+	}
 }

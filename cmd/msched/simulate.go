@@ -12,10 +12,10 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
+	"msched/bench"
 	"msched/hoststat"
 	"msched/models"
 	"msched/policy"
-	"msched/profiler"
 	"msched/sim"
 	"msched/workload"
 )
@@ -67,60 +67,33 @@ example MSCHED_GA_WINDOW=40 msched simulate … tries a larger pool.`,
 			if err != nil {
 				return err
 			}
-			hdr, recs, err := workload.ReadFile(file)
+			t, err := bench.ReadTrace(file, procs)
 			if err != nil {
 				return err
 			}
-			var machine sim.Machine
-			if hostsFile != "" {
-				hs, err := hoststat.LoadHosts(hostsFile)
-				if err != nil {
-					return err
-				}
-				machine = sim.FromHosts(hs, models.DefaultHardware())
-			} else {
-				n := procs
-				if n <= 0 {
-					n = hdr.MaxProcs
-				}
-				if n <= 0 {
-					n = hdr.MaxNodes
-				}
-				if n <= 0 {
-					return fmt.Errorf("simulate: %s gives no MaxProcs; use --procs", file)
-				}
-				machine = sim.Identical(n)
+			hosts, err := hostsMachine(hostsFile)
+			if err != nil {
+				return err
 			}
-			tr, err := sim.FromSWF(workload.Slice(recs), len(machine.Hosts), est, pyss)
+			machine, err := t.Machine(hosts)
+			if err != nil {
+				return err
+			}
+			tr, err := sim.FromSWF(workload.Slice(t.Records), len(machine.Hosts), est, pyss)
 			if err != nil {
 				return err
 			}
 			slog.Info("simulate", "workload", file, "jobs", len(tr.Jobs), "skipped", tr.Skipped,
 				"clamped", tr.Clamped, "tiny", tr.Tiny, "hosts", len(machine.Hosts), "estimate", est, "pyss", pyss, "seed", seed,
 				"generations", gens, "population", cfg.Population, "window", cfg.Window, "max_jumps", cfg.MaxJumps)
+			opts := simOptions(cfg, gens)
+			opts.Seed = seed
 			var results []*sim.Result
 			var ms []sim.Metrics
 			for _, name := range policies {
 				bar := newProgress(os.Stderr, name)
-				scfg := sim.Config{Machine: machine, Record: svg != "", Progress: bar.update}
-				if est == sim.Profiler {
-					// Each policy's run learns from the trace afresh.
-					prof, err := profiler.New(profiler.Options{})
-					if err != nil {
-						return err
-					}
-					scfg.Estimator = sim.ProfilerEstimator(prof)
-				}
-				s, err := sim.New(scfg, tr.Jobs)
-				if err != nil {
-					return err
-				}
-				p, err := policy.New(name, policy.Options{Predictor: s.Predictor(), Seed: seed, Generations: gens,
-					Population: cfg.Population, Window: cfg.Window, MaxJumps: cfg.MaxJumps})
-				if err != nil {
-					return err
-				}
-				r, err := s.Run(cmd.Context(), p)
+				r, _, err := bench.Simulate(cmd.Context(), bench.Run{Jobs: tr.Jobs, Machine: machine, Estimate: est,
+					Policy: name, Options: opts, Record: svg != "", Progress: bar.update})
 				bar.done()
 				if err != nil {
 					return err
@@ -160,6 +133,26 @@ example MSCHED_GA_WINDOW=40 msched simulate … tries a larger pool.`,
 	f.Int64Var(&seed, "seed", 1, "seed of every random choice of the policies")
 	f.IntVar(&gens, "generations", policy.DefaultGens, "GA generations per decision")
 	return cmd
+}
+
+// hostsMachine is the machine of a hosts file, each host at the speed the
+// hardware database gives its architecture; none without a file.
+func hostsMachine(file string) (sim.Machine, error) {
+	if file == "" {
+		return sim.Machine{}, nil
+	}
+	hs, err := hoststat.LoadHosts(file)
+	if err != nil {
+		return sim.Machine{}, err
+	}
+	return sim.FromHosts(hs, models.DefaultHardware()), nil
+}
+
+// simOptions are the policy options of a simulation: the configured GA
+// (population, pool, overtaking bound) with a budget of gens generations
+// per decision instead of the live time budget.
+func simOptions(cfg config, gens int) policy.Options {
+	return policy.Options{Generations: gens, Population: cfg.Population, Window: cfg.Window, MaxJumps: cfg.MaxJumps}
 }
 
 func simulateTable(w io.Writer, ms []sim.Metrics) error {

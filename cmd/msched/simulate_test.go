@@ -13,14 +13,18 @@ import (
 
 // simulateTrace writes a small SWF trace: 60 jobs of 1–8 processors on an
 // 8-processor machine, arriving faster than they run, so that a queue forms.
-func simulateTrace(t *testing.T) string {
+func simulateTrace(t *testing.T) string { return swfTrace(t, 8) }
+
+// swfTrace writes 60 jobs of 1–procs processors on a machine of procs,
+// each requesting twice its run time.
+func swfTrace(t *testing.T, machine int) string {
 	t.Helper()
 	rng := rand.New(rand.NewSource(7))
 	var b strings.Builder
-	b.WriteString("; MaxProcs: 8\n")
+	fmt.Fprintf(&b, "; MaxProcs: %d\n", machine)
 	for i := 1; i <= 60; i++ {
 		run := 50 + rng.Intn(500)
-		procs := 1 + rng.Intn(8)
+		procs := 1 + rng.Intn(machine)
 		fmt.Fprintf(&b, "%d %d -1 %d %d -1 -1 %d %d -1 1 1 1 1 1 -1 -1 -1\n", i, i*40, run, procs, procs, 2*run)
 	}
 	path := filepath.Join(t.TempDir(), "small.swf")
