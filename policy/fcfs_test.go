@@ -10,7 +10,7 @@ import (
 
 // baselines are the policies of fcfs.go, lwf.go, easy.go and
 // conservative.go.
-var baselines = []string{"fcfs", "fcfs-fill", "fpfs", "lwf", "lwf-strict", "easy", "conservative"}
+var baselines = []string{"fcfs", "fcfs-fill", "fpfs", "lwf", "lwf-strict", "easy", "conservative", "ga-plan"}
 
 // started lists the jobs a plan starts now, in plan order, and their hosts.
 func started(pl Plan) ([]string, map[string][]string) {

@@ -29,10 +29,38 @@ type Options struct {
 	// decisions come every few tens of milliseconds, the population carries
 	// over from one to the next, and the rest of each budget would mostly
 	// be spent confirming the best. Replans of a quiet queue keep the whole
-	// budget. 0: DefaultStall; < 0: never. Not used with Generations
-	// (simulation), which stays a fixed count.
+	// budget. 0: DefaultStall; < 0: never. The MS GAs do not use it with
+	// Generations (simulation), which stays a fixed count; ga-plan ends
+	// every decision's evolution after Stall generations without
+	// improvement, live and in simulation (a count, so a simulation stays
+	// reproducible).
 	Stall int
+
+	// Schedule-based GA (ga-plan) settings.
+	// Objective is what it minimises over the plan's predicted times:
+	// ObjectiveWait (default), ObjectiveBSLD or ObjectiveMixed.
+	Objective string
+	// Slack is how much later than its start in the plan at its arrival a
+	// job may be planned (the starvation bound); default DefaultSlack; < 0:
+	// no bound.
+	Slack time.Duration
+	// IdleWeight weighs the share of hosts the plan leaves idle over its
+	// first IdleHorizon (an XMS-like term); 0: not counted.
+	IdleWeight float64
 }
+
+// The objectives of ga-plan: mean wait in WaitUnit, mean bounded slowdown
+// (10-s bound), or their sum. Mean wait is the default: on the SDSC-SP2
+// sample and a generated o2k workload it gave both lower waits and lower
+// bounded slowdowns than the slowdown objective (docs/ga-plan.md).
+const (
+	ObjectiveBSLD  = "bsld"
+	ObjectiveWait  = "wait"
+	ObjectiveMixed = "mixed"
+)
+
+// DefaultSlack is ga-plan's default starvation slack.
+const DefaultSlack = 12 * time.Hour
 
 // Defaults used when an option is zero.
 const (
@@ -58,6 +86,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Stall == 0 {
 		o.Stall = DefaultStall
+	}
+	if o.Objective == "" {
+		o.Objective = ObjectiveWait
+	}
+	if o.Slack == 0 {
+		o.Slack = DefaultSlack
 	}
 	if o.Fallback <= 0 {
 		o.Fallback = time.Hour

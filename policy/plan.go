@@ -1,0 +1,591 @@
+package policy
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"math"
+	"math/rand"
+	"slices"
+	"sync/atomic"
+	"time"
+)
+
+var _ = register("ga-plan", func(o Options) (Policy, error) { return newPlanGA(o) })
+
+// planGA is the schedule-based GA (after Klusáček and Rudová's
+// schedule-based scheduling, with the MS paper's live population in place
+// of their tabu search). Every waiting job is planned, not a window:
+//
+//   - A chromosome is an order of the whole queue and, per job, a host
+//     domain (see planClasses: on heterogeneous hosts, the speeds it may
+//     run at; "auto" picks the domain where the job ends first). The
+//     decoder places each job, in chromosome order, at its earliest start
+//     in the availability profile (cprofile) left by the running jobs'
+//     predicted ends and the jobs placed before it: conservative
+//     backfilling is the decoder of the arrival order. A running job past
+//     its predicted end holds its hosts until just after now (machine.load).
+//   - The objective (Options.Objective) scores the plan on predicted times:
+//     mean wait (default), mean bounded slowdown, or their sum with waits
+//     in WaitUnit; plus Options.IdleWeight times the processors left idle
+//     at the start of the plan (an XMS-like term). Ties go to earlier
+//     starts.
+//   - Each decision seeds the population with the arrival (FCFS), shortest-
+//     first and EASY orders and the carried plan's order, and keeps the
+//     best (elitism): the plan used is never worse, by the objective, than
+//     the best of them. The population carries over between decisions: jobs
+//     that started leave every chromosome, new ones are inserted.
+//   - Starvation bound: a job that arrives is given a deadline, its start
+//     in the carried plan (the schedule in use, in which it is placed at its
+//     earliest fit after every job already planned, as conservative
+//     backfilling places an arrival) plus Options.Slack. A plan in which any
+//     job starts after its deadline is infeasible; the carried plan, whose
+//     jobs only ever move earlier (it is compressed, as conservative
+//     compresses its reservations), is always feasible and is used when the
+//     GA finds nothing feasible that is better. So a job starts by its
+//     deadline unless a running job overruns its estimate (or hosts go
+//     down): a reservation that no longer fits is placed again, and its
+//     deadline moves to no earlier than its new start.
+//
+// Rigid jobs run on Min hosts (as the baselines run them). In simulation
+// the budget per decision is Options.Generations; live, Options.TimeBudget.
+type planGA struct {
+	o    Options
+	m    *machine
+	rng  *rand.Rand
+	gens atomic.Int64
+
+	cls  planClasses
+	base cprofile // running jobs only
+	work cprofile // a decode's scratch
+	jobs []pjob   // per m.jobs
+	nowN int64
+
+	pop  []indiv
+	next []indiv
+	ids  []string // the job IDs pop's indexes refer to
+	pos  map[string]int
+
+	held     map[string]heldResv // the carried plan, by job ID
+	deadline map[string]int64    // absolute UnixNano, by job ID
+	durs     map[string]durEntry // per-domain run times, by job ID
+
+	dec    decoded  // scratch of one decode
+	chosen planCost // the cost of the last plan used
+	g      *gantt
+	best   decoded
+	gpl    decoded // the carried plan
+	tmp    []int32
+}
+
+// pjob is a waiting job as the decoder sees it.
+type pjob struct {
+	n    int32
+	doms []jdom // candidate domains, largest (slowest threshold) first
+	sub  int64  // now - submit, ns (>= 0)
+	dl   int64  // deadline offset from now; never: none
+	def  int64  // run time on its first domain (for shortest-first)
+}
+
+// jdom is one domain a job may run in and its predicted run time there.
+type jdom struct {
+	dom int // index in cls.doms
+	dur int64
+}
+
+type durEntry struct {
+	sig  int
+	durs []int64 // per domain of cls (0: not allowed)
+	n    int
+	est  time.Duration
+	// The job's constraints (OneCluster may pin it to another cluster).
+	arch, cluster string
+}
+
+// heldResv is a placement of the carried plan.
+type heldResv struct {
+	start int64 // UnixNano
+	dom   int
+	sig   int // the classes' generation it was made under
+}
+
+// indiv is one chromosome: an order of job indexes and a domain gene per
+// job index (-1: auto, the domain where the job ends first).
+type indiv struct {
+	ord  []int32
+	dom  []int16
+	cost planCost
+}
+
+// planCost orders plans: fewer deadline violations first, then the
+// objective, then the sum of starts.
+type planCost struct {
+	viol, obj, tie float64
+}
+
+func (a planCost) less(b planCost) bool {
+	if a.viol != b.viol {
+		return a.viol < b.viol
+	}
+	if d := a.obj - b.obj; math.Abs(d) > 1e-9*math.Max(1, math.Abs(b.obj)) {
+		return d < 0
+	}
+	return a.tie < b.tie
+}
+
+// decoded is a decoded plan: per job index its start offset, run time,
+// domain, and the hosts taken from each class of it.
+type decoded struct {
+	start []int64
+	dur   []int64
+	dom   []int
+	got   [][]int32
+	cost  planCost
+}
+
+func (d *decoded) size(n int) {
+	d.start = resize(d.start, n)
+	d.dur = resize(d.dur, n)
+	d.dom = resize(d.dom, n)
+	d.got = resize(d.got, n)
+}
+
+func (d *decoded) copyFrom(e *decoded) {
+	n := len(e.start)
+	d.size(n)
+	copy(d.start, e.start)
+	copy(d.dur, e.dur)
+	copy(d.dom, e.dom)
+	for k := range n {
+		d.got[k] = append(d.got[k][:0], e.got[k]...)
+	}
+	d.cost = e.cost
+}
+
+func newPlanGA(o Options) (*planGA, error) {
+	o = o.withDefaults()
+	switch o.Objective {
+	case ObjectiveWait, ObjectiveBSLD, ObjectiveMixed:
+	default:
+		return nil, fmt.Errorf("policy: ga-plan: unknown objective %q (known: %s, %s, %s)", o.Objective, ObjectiveWait, ObjectiveBSLD, ObjectiveMixed)
+	}
+	return &planGA{o: o, m: newMachine(o), rng: rand.New(rand.NewSource(o.Seed)),
+		pos: map[string]int{}, held: map[string]heldResv{}, deadline: map[string]int64{}, durs: map[string]durEntry{}}, nil
+}
+
+func (p *planGA) Name() string { return "ga-plan" }
+
+// Reads implements Policy: the whole queue.
+func (p *planGA) Reads() int { return 0 }
+
+// Generations is the number of generations run so far.
+func (p *planGA) Generations() int64 { return p.gens.Load() }
+
+// Deadline is the latest start the policy guarantees job id (see planGA),
+// and whether it has given one.
+func (p *planGA) Deadline(id string) (time.Time, bool) {
+	d, ok := p.deadline[id]
+	return time.Unix(0, d), ok
+}
+
+// Plan implements Policy.
+func (p *planGA) Plan(ctx context.Context, s Snapshot) (Plan, error) {
+	m := p.m
+	m.load(ctx, &s)
+	plan := Plan{Reject: slices.Clone(m.rejects)}
+	p.nowN = s.Now.UnixNano()
+	p.cls.build(s.Hosts)
+	p.buildBase()
+	if err := p.loadJobs(ctx); err != nil {
+		return Plan{}, err
+	}
+	n := len(m.jobs)
+	if n == 0 {
+		p.pop, p.ids = p.pop[:0], p.ids[:0]
+		clear(p.held)
+		clear(p.deadline)
+		return plan, nil
+	}
+	p.carried()
+	chosen := &p.gpl
+	if n > 1 {
+		ran, err := p.evolve(ctx)
+		if err != nil {
+			return Plan{}, err
+		}
+		if ran {
+			if b := &p.pop[0]; b.cost.viol == 0 && b.cost.less(p.gpl.cost) {
+				p.decode(b.ord, b.dom, &p.best)
+				chosen = &p.best
+			}
+		}
+	}
+	p.chosen = chosen.cost
+	return p.apply(plan, chosen), nil
+}
+
+// loadJobs fills p.jobs for m.jobs: host counts, domains and run times,
+// submit offsets and deadlines.
+func (p *planGA) loadJobs(ctx context.Context) error {
+	m := p.m
+	p.jobs = resize(p.jobs, len(m.jobs))
+	clear(p.pos)
+	for k := range m.jobs {
+		p.pos[m.jobs[k].q.ID] = k
+	}
+	for k := range m.jobs {
+		j := &m.jobs[k]
+		pj := &p.jobs[k]
+		pj.n = int32(j.n)
+		pj.sub = max(p.nowN-j.q.Submit.UnixNano(), 0)
+		pj.dl = never
+		if d, ok := p.deadline[j.q.ID]; ok {
+			pj.dl = max(d-p.nowN, 0)
+		}
+		pj.doms = pj.doms[:0]
+		if len(p.cls.doms) == 1 {
+			// One class: the machine's estimate (cached there).
+			if p.cls.doms[0].hosts >= j.n {
+				pj.doms = append(pj.doms, jdom{dom: 0, dur: m.estimate(j)})
+			}
+		} else {
+			durs := p.domainDurs(ctx, j)
+			for d, t := range durs {
+				if t > 0 {
+					pj.doms = append(pj.doms, jdom{dom: d, dur: t})
+				}
+			}
+		}
+		if len(pj.doms) == 0 {
+			return fmt.Errorf("policy: ga-plan: job %s fits no host domain", j.q.ID)
+		}
+		pj.def = pj.doms[0].dur
+	}
+	return nil
+}
+
+// domainDurs is j's predicted run time in each domain (0 where it may not
+// run: hosts it may not use, or too few), asked of the predictor on j.n
+// hosts of the domain, slowest first, and remembered while the classes and
+// the job's estimate and constraints stay the same.
+func (p *planGA) domainDurs(ctx context.Context, j *qjob) []int64 {
+	m := p.m
+	if e, ok := p.durs[j.q.ID]; ok && e.sig == p.cls.gen && e.n == j.n && e.est == j.q.Estimate &&
+		e.arch == j.q.Arch && e.cluster == j.q.Cluster {
+		return e.durs
+	}
+	if len(p.durs) > 2*len(m.jobs)+1024 {
+		clear(p.durs)
+	}
+	durs := make([]int64, len(p.cls.doms))
+	for d := range p.cls.doms {
+		dm := &p.cls.doms[d]
+		if j.allow != nil && slices.ContainsFunc(dm.cls, func(c int) bool { return !j.allow.Has(p.cls.hosts[c][0]) }) {
+			continue // a class is all allowed to j or not at all
+		}
+		m.hbuf = m.hbuf[:0]
+		slowest := 0.0
+		for _, c := range dm.cls {
+			for _, h := range p.cls.hosts[c] {
+				if len(m.hbuf) == j.n {
+					break
+				}
+				if len(m.hbuf) == 0 {
+					slowest = p.cls.speed[c]
+				}
+				m.hbuf = append(m.hbuf, m.hosts[h])
+			}
+		}
+		if len(m.hbuf) < j.n {
+			continue
+		}
+		var t time.Duration
+		if m.o.Predictor != nil {
+			pt, err := m.o.Predictor.Predict(ctx, j.q, m.hbuf)
+			if err != nil {
+				m.o.Log.Warn("prediction failed; using the job's estimate", "job", j.q.ID, "err", err)
+			} else {
+				t = pt
+			}
+		}
+		if t <= 0 {
+			t = j.q.Estimate
+			if t <= 0 {
+				t = m.o.Fallback
+			}
+			t = time.Duration(float64(t) / slowest)
+		}
+		durs[d] = min(int64(t), maxEstimate)
+	}
+	p.durs[j.q.ID] = durEntry{sig: p.cls.gen, durs: durs, n: j.n, est: j.q.Estimate, arch: j.q.Arch, cluster: j.q.Cluster}
+	return durs
+}
+
+// buildBase makes the profile of the running work: each host free from
+// its predicted release on.
+func (p *planGA) buildBase() {
+	m := p.m
+	c := len(p.cls.speed)
+	freeNow := make([]int32, c)
+	var ev []classEvent
+	for h, t := range m.freeAt {
+		x := p.cls.of[h]
+		if t <= 0 {
+			freeNow[x]++
+		} else {
+			ev = append(ev, classEvent{at: t, class: x})
+		}
+	}
+	slices.SortFunc(ev, func(a, b classEvent) int { return cmp.Compare(a.at, b.at) })
+	p.base.build(freeNow, ev)
+}
+
+// place puts job k into p.work at its earliest start in domain choice
+// (-1: the domain where it ends first) no earlier than from, and records
+// it in d.
+func (p *planGA) place(k int, choice int, from int64, d *decoded) {
+	j := &p.jobs[k]
+	best, bt, bf := -1, never, never
+	for x, jd := range j.doms {
+		if choice >= 0 && x != choice {
+			continue
+		}
+		t := p.work.earliest(p.cls.doms[jd.dom].cls, j.n, jd.dur, from)
+		if t == never {
+			continue
+		}
+		if f := sat(t, jd.dur); f < bf || f == bf && t < bt {
+			best, bt, bf = x, t, f
+		}
+	}
+	if best < 0 {
+		if choice >= 0 {
+			p.place(k, -1, from, d)
+			return
+		}
+		d.start[k], d.dur[k], d.dom[k] = never, 0, -1
+		return
+	}
+	jd := j.doms[best]
+	cls := p.cls.doms[jd.dom].cls
+	d.got[k] = resize(d.got[k], len(cls))
+	p.work.take(cls, j.n, bt, jd.dur, d.got[k])
+	d.start[k], d.dur[k], d.dom[k] = bt, jd.dur, best
+}
+
+// unplace gives job k's hosts back to p.work.
+func (p *planGA) unplace(k int, d *decoded) {
+	if d.start[k] == never {
+		return
+	}
+	cls := p.cls.doms[p.jobs[k].doms[d.dom[k]].dom].cls
+	c := p.work.c
+	lo := p.work.split(d.start[k])
+	hi := len(p.work.at)
+	if e := sat(d.start[k], d.dur[k]); e != never {
+		hi = p.work.split(e)
+	}
+	for x, cl := range cls {
+		if g := d.got[k][x]; g > 0 {
+			for i := lo; i < hi; i++ {
+				p.work.free[i*c+cl] += g
+			}
+		}
+	}
+}
+
+// decode places the jobs in ord's order with domain genes dom, into d, and
+// scores the plan.
+func (p *planGA) decode(ord []int32, dom []int16, d *decoded) planCost {
+	d.size(len(p.jobs))
+	p.work.copyFrom(&p.base)
+	for _, k := range ord {
+		p.place(int(k), int(dom[k]), 0, d)
+	}
+	d.cost = p.score(d)
+	return d.cost
+}
+
+// WaitUnit is the wait that counts as much as one unit of bounded slowdown
+// in the mixed objective.
+const WaitUnit = time.Hour
+
+// sldBound is the bounded slowdown's threshold (10 s, as in the metrics).
+const sldBound = int64(10 * time.Second)
+
+// score is the objective of the decoded plan in d and p.work.
+func (p *planGA) score(d *decoded) planCost {
+	var c planCost
+	for k := range p.jobs {
+		j := &p.jobs[k]
+		s := d.start[k]
+		if s == never {
+			c.viol += 1e12
+			continue
+		}
+		if s > j.dl {
+			c.viol += float64(s-j.dl) / 1e9
+		}
+		wait := float64(s + j.sub)
+		dur := float64(d.dur[k])
+		c.tie += float64(s) / 1e9
+		switch p.o.Objective {
+		case ObjectiveBSLD:
+			c.obj += math.Max(1, (wait+dur)/math.Max(dur, float64(sldBound)))
+		case ObjectiveMixed:
+			c.obj += math.Max(1, (wait+dur)/math.Max(dur, float64(sldBound))) + wait/float64(WaitUnit)
+		default:
+			c.obj += wait / float64(WaitUnit)
+		}
+	}
+	c.obj /= float64(len(p.jobs))
+	if p.o.IdleWeight > 0 {
+		c.obj += p.o.IdleWeight * p.idle()
+	}
+	return c
+}
+
+// idle is the share of hosts left idle over the first IdleHorizon of the
+// plan in p.work (the XMS paper's idle term, on the profile).
+func (p *planGA) idle() float64 {
+	w := &p.work
+	h := int64(IdleHorizon)
+	var area, total float64
+	for i := 0; i < len(w.at) && w.at[i] < h; i++ {
+		end := h
+		if i+1 < len(w.at) {
+			end = min(end, w.at[i+1])
+		}
+		var f int32
+		for x := range w.c {
+			f += w.free[i*w.c+x]
+		}
+		area += float64(f) * float64(end-w.at[i])
+	}
+	total = float64(len(p.m.hosts)) * float64(h)
+	return area / total
+}
+
+// IdleHorizon is the span of the plan's start over which the idle term
+// counts idle hosts.
+const IdleHorizon = time.Hour
+
+// carried rebuilds the carried plan p.gpl: the held reservations that still
+// fit, compressed (each, in start order, moved to its earliest start with
+// the others in place: never later), then the jobs that have none (new, or
+// whose reservation no longer fits) at their earliest start after all of
+// them, in arrival order. New jobs get their deadline here.
+func (p *planGA) carried() {
+	m := p.m
+	d := &p.gpl
+	d.size(len(m.jobs))
+	p.work.copyFrom(&p.base)
+	p.tmp = p.tmp[:0]
+	for k := range m.jobs {
+		d.start[k] = never
+		h, ok := p.held[m.jobs[k].q.ID]
+		if !ok || h.sig != p.cls.gen {
+			continue
+		}
+		x := slices.IndexFunc(p.jobs[k].doms, func(jd jdom) bool { return jd.dom == h.dom })
+		if x < 0 {
+			continue
+		}
+		d.start[k], d.dom[k] = max(h.start-p.nowN, 0), x
+		p.tmp = append(p.tmp, int32(k))
+	}
+	slices.SortFunc(p.tmp, func(a, b int32) int { return cmp.Compare(d.start[a], d.start[b]) })
+	kept := p.tmp[:0]
+	for _, k := range p.tmp {
+		j := &p.jobs[k]
+		jd := j.doms[d.dom[k]]
+		cls := p.cls.doms[jd.dom].cls
+		if p.work.earliest(cls, j.n, jd.dur, d.start[k]) != d.start[k] {
+			d.start[k] = never // overran into, or hosts changed: placed again
+			continue
+		}
+		d.got[k] = resize(d.got[k], len(cls))
+		p.work.take(cls, j.n, d.start[k], jd.dur, d.got[k])
+		d.dur[k] = jd.dur
+		kept = append(kept, k)
+	}
+	// Compression, in start order; a job keeps its domain.
+	for _, k := range kept {
+		p.unplace(int(k), d)
+		p.place(int(k), d.dom[k], 0, d)
+	}
+	for k := range m.jobs {
+		if d.start[k] != never {
+			continue
+		}
+		p.place(k, -1, 0, d)
+		id := m.jobs[k].q.ID
+		dl := sat(d.start[k], int64(max(p.o.Slack, 0)))
+		if p.o.Slack < 0 {
+			dl = never
+		}
+		if old, ok := p.deadline[id]; ok {
+			dl = max(dl, old-p.nowN) // an overrun moved it
+		}
+		p.jobs[k].dl = dl
+		if dl != never {
+			p.deadline[id] = p.nowN + dl
+		}
+	}
+	if len(p.deadline) > 2*len(m.jobs)+1024 {
+		for id := range p.deadline {
+			if _, ok := p.pos[id]; !ok {
+				delete(p.deadline, id)
+			}
+		}
+	}
+	d.cost = p.score(d)
+}
+
+// apply turns the chosen plan into the Plan: the jobs it starts now get
+// hosts free now of the classes it took, the others are held for the next
+// decision.
+func (p *planGA) apply(plan Plan, d *decoded) Plan {
+	m := p.m
+	clear(p.held)
+	starts := make([]int64, len(m.jobs))
+	for k := range m.jobs {
+		j := &m.jobs[k]
+		starts[k] = d.start[k]
+		if d.start[k] == never {
+			continue
+		}
+		j.est = d.dur[k]
+		if d.start[k] > 0 {
+			p.held[j.q.ID] = heldResv{start: p.nowN + d.start[k], dom: p.jobs[k].doms[d.dom[k]].dom, sig: p.cls.gen}
+			continue
+		}
+		cls := p.cls.doms[p.jobs[k].doms[d.dom[k]].dom].cls
+		m.pick = m.pick[:0]
+		for x, c := range cls {
+			need := d.got[k][x]
+			for _, h := range p.cls.hosts[c] {
+				if need == 0 {
+					break
+				}
+				if m.freeAt[h] == 0 {
+					m.pick = append(m.pick, h)
+					need--
+				}
+			}
+		}
+		pl := m.startOn(j, m.pick)
+		plan.StartNow = append(plan.StartNow, pl)
+		starts[k] = unplaced - 1
+		delete(p.deadline, j.q.ID)
+	}
+	plan.Later = p.gant().assign(m, starts)
+	return plan
+}
+
+func (p *planGA) gant() *gantt {
+	if p.g == nil {
+		p.g = &gantt{}
+	}
+	return p.g
+}

@@ -1,0 +1,174 @@
+package policy
+
+import "sort"
+
+// cprofile is the number of free hosts of each host class over time, from
+// now (offset 0) on: a step function, step i holding free[i*c+x] hosts of
+// class x over [at[i], at[i+1]); the last step lasts forever. It is
+// profile (profile.go) with one count per class: hosts of one class are
+// interchangeable (same cluster, architecture and speed), so counts per
+// class are exact for any job that may use a whole class. The schedule-based
+// GA (plan.go) decodes its chromosomes in it.
+type cprofile struct {
+	c    int
+	at   []int64
+	free []int32
+}
+
+// classEvent is hosts of a class becoming free at a time.
+type classEvent struct {
+	at    int64
+	class int
+}
+
+// build makes the profile of c classes, freeNow[x] hosts of class x free
+// now and one more freed at each event (events sorted by time).
+func (p *cprofile) build(freeNow []int32, events []classEvent) {
+	p.c = len(freeNow)
+	p.at = append(p.at[:0], 0)
+	p.free = append(p.free[:0], freeNow...)
+	for _, e := range events {
+		last := len(p.at) - 1
+		if e.at != p.at[last] {
+			p.at = append(p.at, e.at)
+			p.free = append(p.free, p.free[last*p.c:(last+1)*p.c]...)
+			last++
+		}
+		p.free[last*p.c+e.class]++
+	}
+}
+
+// copyFrom makes p a copy of q, reusing p's storage.
+func (p *cprofile) copyFrom(q *cprofile) {
+	p.c = q.c
+	p.at = append(p.at[:0], q.at...)
+	p.free = append(p.free[:0], q.free...)
+}
+
+// step is the index of the step holding offset t (t >= 0).
+func (p *cprofile) step(t int64) int {
+	return sort.Search(len(p.at), func(i int) bool { return p.at[i] > t }) - 1
+}
+
+// split makes a step start at t and returns its index.
+func (p *cprofile) split(t int64) int {
+	i := p.step(t)
+	if p.at[i] == t {
+		return i
+	}
+	i++
+	p.at = append(p.at, 0)
+	copy(p.at[i+1:], p.at[i:])
+	p.at[i] = t
+	c := p.c
+	p.free = append(p.free, p.free[len(p.free)-c:]...)
+	copy(p.free[(i+1)*c:], p.free[i*c:len(p.free)-c])
+	copy(p.free[i*c:(i+1)*c], p.free[(i-1)*c:i*c])
+	return i
+}
+
+// earliest is the first offset t >= from at which n hosts of the classes
+// cls stay free over [t, t+d), each class giving the same hosts throughout
+// (a job holds its hosts): the sum over cls of each class's least free
+// count over the window is at least n. never when no such t exists.
+func (p *cprofile) earliest(cls []int, n int32, d, from int64) int64 {
+	if len(cls) == 1 {
+		return p.earliest1(cls[0], n, d, from)
+	}
+	c := p.c
+	i := p.step(from)
+	start := from
+	var mins [maxClasses]int32
+	for {
+		end := sat(start, d)
+		for x, k := range cls {
+			mins[x] = p.free[i*c+k]
+		}
+		ok, hard := true, -1
+		for j := i; j < len(p.at) && p.at[j] < end; j++ {
+			var sum, all int32
+			for x, k := range cls {
+				f := p.free[j*c+k]
+				all += f
+				if f < mins[x] {
+					mins[x] = f
+				}
+				sum += mins[x]
+			}
+			if all < n {
+				ok, hard = false, j // no window covering step j fits
+				break
+			}
+			if sum < n {
+				ok = false
+				break
+			}
+		}
+		if ok {
+			return start
+		}
+		next := i + 1
+		if hard >= 0 {
+			next = hard + 1
+		}
+		if next >= len(p.at) {
+			return never
+		}
+		i, start = next, p.at[next]
+	}
+}
+
+// earliest1 is earliest for one class: a window that fails at step j
+// cannot start anywhere before at[j+1], so the scan is linear in the steps.
+func (p *cprofile) earliest1(k int, n int32, d, from int64) int64 {
+	c, at, free := p.c, p.at, p.free
+	i := p.step(from)
+	start := from
+	for {
+		end := sat(start, d)
+		j := i
+		for j < len(at) && at[j] < end && free[j*c+k] >= n {
+			j++
+		}
+		if j == len(at) || at[j] >= end {
+			return start
+		}
+		if j+1 == len(at) {
+			return never // the last step lasts forever and is too small
+		}
+		i, start = j+1, at[j+1]
+	}
+}
+
+// take reserves n hosts of the classes cls over [t, t+d), where earliest
+// found they fit, from the classes in cls's order (put the slowest first to
+// keep fast hosts for others), and writes the count taken from each class
+// into got (indexed like cls).
+func (p *cprofile) take(cls []int, n int32, t, d int64, got []int32) {
+	c := p.c
+	lo := p.split(t)
+	hi := len(p.at)
+	if e := sat(t, d); e != never {
+		hi = p.split(e)
+	}
+	left := n
+	for x, k := range cls {
+		m := p.free[lo*c+k]
+		for j := lo + 1; j < hi; j++ {
+			m = min(m, p.free[j*c+k])
+		}
+		g := min(m, left)
+		got[x] = g
+		left -= g
+		if g > 0 {
+			for j := lo; j < hi; j++ {
+				p.free[j*c+k] -= g
+			}
+		}
+	}
+}
+
+// maxClasses bounds the classes of one job's domain (hosts of one cluster
+// in distinct architectures and speeds); hosts beyond it are merged (see
+// planClasses).
+const maxClasses = 16

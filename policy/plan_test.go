@@ -1,0 +1,181 @@
+package policy
+
+import (
+	"context"
+	"fmt"
+	"math/rand"
+	"slices"
+	"testing"
+	"time"
+)
+
+func newPlanForTest(t *testing.T, o Options) *planGA {
+	t.Helper()
+	if o.Seed == 0 {
+		o.Seed = 1
+	}
+	if o.Generations == 0 {
+		o.Generations = 20
+	}
+	p, err := newPlanGA(o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The plan used is never worse, by the policy's own objective, than any of
+// the seeded orders (FCFS, the carried plan's, shortest first, EASY's)
+// decoded in the same state, and never breaks a deadline when the carried
+// plan keeps them all; for every objective, over random snapshots and one
+// long-lived policy.
+func TestPlanGA_NeverWorseThanItsSeeds(t *testing.T) {
+	for _, obj := range []string{ObjectiveWait, ObjectiveBSLD, ObjectiveMixed} {
+		t.Run(obj, func(t *testing.T) {
+			rng := rand.New(rand.NewSource(5))
+			p := newPlanForTest(t, Options{Objective: obj, IdleWeight: 0.5, Population: 16})
+			checked := 0
+			for i := 0; i < 300; i++ {
+				s := randomSnapshot(rng, i%3 == 0)
+				if _, err := p.Plan(context.Background(), s); err != nil {
+					t.Fatal(err)
+				}
+				if len(p.jobs) < 2 {
+					continue
+				}
+				if p.gpl.cost.viol == 0 && p.chosen.viol != 0 {
+					t.Fatalf("snapshot %d: the plan used breaks deadlines (%v) where the carried plan kept them", i, p.chosen.viol)
+				}
+				for x, ord := range p.seeds() {
+					dom := make([]int16, len(p.jobs))
+					for k := range dom {
+						dom[k] = -1
+					}
+					c := p.decode(ord, dom, &p.dec)
+					if c.less(p.chosen) {
+						t.Fatalf("snapshot %d: seed %d costs %+v, less than the plan used %+v", i, x, c, p.chosen)
+					}
+				}
+				checked++
+			}
+			if checked < 100 {
+				t.Fatalf("only %d snapshots had two jobs or more", checked)
+			}
+		})
+	}
+}
+
+// A short job that fits in a hole before a wide job's reservation starts
+// now (the decoder backfills), and the wide job keeps a reservation at the
+// end of the running work; the order of the queue does not make the GA
+// leave hosts idle for the head of the queue.
+func TestPlanGA_BackfillsAndReserves(t *testing.T) {
+	p := newPlanForTest(t, Options{})
+	s := Snapshot{Now: t0, Hosts: hosts(4),
+		Running: []RunningJob{{ID: "R", Hosts: []string{"h0", "h1"}, Start: t0.Add(-time.Minute), End: t0.Add(100 * time.Second)}},
+		Queue: []QueuedJob{
+			job("WIDE", -50, 4, 4, 200*time.Second),
+			job("SHORT", -40, 2, 2, 90*time.Second),
+			job("LONG", -30, 2, 2, 500*time.Second),
+		}}
+	pl, err := p.Plan(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if faults := Check(s, pl); len(faults) > 0 {
+		t.Fatal(faults)
+	}
+	got, _ := started(pl)
+	if !slices.Equal(got, []string{"SHORT"}) {
+		t.Errorf("started %v, want [SHORT]", got)
+	}
+	later := map[string]time.Time{}
+	for _, x := range pl.Later {
+		later[x.Job] = x.Start
+	}
+	if w := later["WIDE"]; !w.Equal(t0.Add(100 * time.Second)) {
+		t.Errorf("WIDE planned at %v, want when R ends (+100s)", w.Sub(t0))
+	}
+	if l := later["LONG"]; l.Before(t0.Add(300 * time.Second)) {
+		t.Errorf("LONG planned at +%v, before WIDE ends: it would delay WIDE", l.Sub(t0))
+	}
+}
+
+// On hosts of two speeds a job runs where it ends first: on the fast hosts
+// when they are free, on the slow ones when the fast are busy for longer
+// than the difference.
+func TestPlanGA_ChoosesFastHosts(t *testing.T) {
+	hs := []Host{
+		{Name: "s0", Arch: "slow", Speed: 1}, {Name: "s1", Arch: "slow", Speed: 1},
+		{Name: "f0", Arch: "fast", Speed: 2}, {Name: "f1", Arch: "fast", Speed: 2},
+	}
+	for _, tc := range []struct {
+		busyFor time.Duration
+		want    string
+	}{{0, "f"}, {30 * time.Second, "f"}, {80 * time.Second, "s"}} {
+		t.Run(fmt.Sprint(tc.busyFor), func(t *testing.T) {
+			p := newPlanForTest(t, Options{})
+			s := Snapshot{Now: t0, Hosts: slices.Clone(hs), Queue: []QueuedJob{job("J", -10, 2, 2, 100*time.Second)}}
+			if tc.busyFor > 0 {
+				s.Running = []RunningJob{{ID: "R", Hosts: []string{"f0", "f1"}, Start: t0, End: t0.Add(tc.busyFor)}}
+			}
+			pl, err := p.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if faults := Check(s, pl); len(faults) > 0 {
+				t.Fatal(faults)
+			}
+			var hosts []string
+			var pred time.Duration
+			for _, x := range append(pl.StartNow, pl.Later...) {
+				hosts, pred = x.Hosts, x.Predicted
+			}
+			if tc.want == "s" {
+				if len(pl.StartNow) != 1 || pred != 100*time.Second || hosts[0][0] != 's' {
+					t.Errorf("started %v on %v for %v, want now on the slow hosts for 100s", pl.StartNow, hosts, pred)
+				}
+				return
+			}
+			if pred != 50*time.Second || len(hosts) != 2 || hosts[0][0] != 'f' || hosts[1][0] != 'f' {
+				t.Errorf("placed on %v for %v, want the fast hosts for 50s", hosts, pred)
+			}
+			if (tc.busyFor == 0) != (len(pl.StartNow) == 1) {
+				t.Errorf("busy for %v: started %v", tc.busyFor, pl.StartNow)
+			}
+		})
+	}
+}
+
+// The objective names are checked.
+func TestPlanGA_UnknownObjective(t *testing.T) {
+	if _, err := New("ga-plan", Options{Objective: "makespan"}); err == nil {
+		t.Fatal("no error for an unknown objective")
+	}
+}
+
+// Decisions carry the population over: the same snapshots give the same
+// plans for the same seed, and jobs that started leave the chromosomes.
+func TestPlanGA_SameSeedSamePlans(t *testing.T) {
+	run := func() []string {
+		rng := rand.New(rand.NewSource(9))
+		p := newPlanForTest(t, Options{Seed: 3})
+		var out []string
+		for i := 0; i < 100; i++ {
+			pl, err := p.Plan(context.Background(), randomSnapshot(rng, false))
+			if err != nil {
+				t.Fatal(err)
+			}
+			out = append(out, fmt.Sprint(pl.StartNow, pl.Later))
+			for _, in := range p.pop {
+				if len(in.ord) != 0 && len(in.ord) != len(p.ids) {
+					t.Fatalf("chromosome of %d jobs for %d", len(in.ord), len(p.ids))
+				}
+			}
+		}
+		return out
+	}
+	if a, b := run(), run(); !slices.Equal(a, b) {
+		t.Error("same seed, different plans")
+	}
+}
