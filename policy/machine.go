@@ -76,6 +76,14 @@ type machine struct {
 	rejects []Rejection
 	hbuf    []Host // predictor argument
 	pick    []int  // hosts being chosen
+
+	// fastFirst lists the free hosts fastest first (Host.Speed; ties by
+	// index), so that jobs take the fastest free hosts and the reservation
+	// of EASY's head holds the slowest; estimates are asked on the fastest
+	// hosts a job may use. Otherwise hosts go by index, whatever their
+	// speed.
+	fastFirst bool
+	bySpeed   []int // host indexes, fastest first (with fastFirst)
 }
 
 func newMachine(o Options) *machine {
@@ -142,6 +150,9 @@ func (m *machine) load(ctx context.Context, s *Snapshot) {
 		}
 	}
 	m.freeBf = m.free[:0]
+	if m.fastFirst {
+		m.sortFast(s.Hosts)
+	}
 	m.relOK = false
 
 	m.jobs, m.rejects = m.jobs[:0], m.rejects[:0]
@@ -274,7 +285,11 @@ func (m *machine) estimate(j *qjob) int64 {
 	d := time.Duration(0)
 	if m.o.Predictor != nil {
 		m.hbuf = m.hbuf[:0]
-		for i := 0; i < len(m.hosts) && len(m.hbuf) < j.n; i++ {
+		for x := 0; x < len(m.hosts) && len(m.hbuf) < j.n; x++ {
+			i := x
+			if m.fastFirst {
+				i = m.bySpeed[x]
+			}
 			if j.allow == nil || j.allow.Has(i) {
 				m.hbuf = append(m.hbuf, m.hosts[i])
 			}
@@ -393,4 +408,23 @@ func (m *machine) whenFree(j *qjob) int64 {
 		}
 	}
 	return never
+}
+
+// sortFast orders the free hosts, and bySpeed all hosts, fastest first
+// (ties by index).
+func (m *machine) sortFast(hs []Host) {
+	fast := func(a, b int) int {
+		if c := cmp.Compare(speedOf(&hs[b]), speedOf(&hs[a])); c != 0 {
+			return c
+		}
+		return a - b
+	}
+	slices.SortFunc(m.free, fast)
+	if len(m.bySpeed) != len(hs) {
+		m.bySpeed = resize(m.bySpeed, len(hs))
+		for i := range m.bySpeed {
+			m.bySpeed[i] = i
+		}
+	}
+	slices.SortFunc(m.bySpeed, fast)
 }
