@@ -7,8 +7,11 @@ import (
 
 // Fault is one part of a plan that Check refuses.
 type Fault struct {
-	Job    string
-	Part   string // "start" (Plan.StartNow), "later" (Plan.Later) or "reject" (Plan.Reject)
+	Job  string
+	Part string // "start" (Plan.StartNow), "later" (Plan.Later) or "reject" (Plan.Reject)
+	// Index is the part's position in its list of the plan (a job named
+	// twice in one list is refused the second time only).
+	Index  int
 	Reason string
 }
 
@@ -32,106 +35,220 @@ func (f Fault) Error() string { return "policy: " + f.Part + " " + f.Job + ": " 
 // hosts than the job takes (conservative counts hosts in its profile rather
 // than matching them, and names what it finds), never a wrong one.
 func Check(s Snapshot, p Plan) []Fault {
-	hosts := make(map[string]*Host, len(s.Hosts))
-	clusters := map[string]bool{}
+	var c checker
+	return c.check(s, p)
+}
+
+// checker is Check with buffers kept from one call to the next: a Decider
+// checks every plan, and the simulator makes ~10,000 decisions a trace, so
+// a call builds no map it can reuse and formats no text but its faults'.
+type checker struct {
+	names []string         // the hosts index is for, in order
+	index map[string]int32 // host name → index in s.Hosts
+	held  []int32          // per host: heldFree, heldBusy, a running job (≥ 0) or heldBy-k (started by StartNow[k])
+	seen  []int32          // per host: the last placement (mark) that named it
+	mark  int32
+	queue map[string]int32 // job ID → index in s.Queue
+	dec   []uint8          // per queued job: the part that decided it (0: none)
+}
+
+const (
+	heldFree = int32(-1)
+	heldBusy = int32(-2) // FreeAt after Now
+	heldBy   = int32(-3) // heldBy-k: started by StartNow[k]
+)
+
+var partNames = [...]string{1: "reject", 2: "start", 3: "later"}
+
+func (c *checker) check(s Snapshot, p Plan) []Fault {
+	if len(p.StartNow) == 0 && len(p.Later) == 0 && len(p.Reject) == 0 {
+		return nil
+	}
+	if !c.sameHosts(s.Hosts) {
+		c.names = c.names[:0]
+		if c.index == nil {
+			c.index = make(map[string]int32, len(s.Hosts))
+		}
+		clear(c.index)
+		for i, h := range s.Hosts {
+			c.names = append(c.names, h.Name)
+			if _, dup := c.index[h.Name]; !dup {
+				c.index[h.Name] = int32(i)
+			}
+		}
+	}
+	many := manyClusters(s.Hosts)
+	c.held = resize(c.held, len(s.Hosts))
+	c.seen = resize(c.seen, len(s.Hosts))
 	for i := range s.Hosts {
-		hosts[s.Hosts[i].Name] = &s.Hosts[i]
-		clusters[s.Hosts[i].Cluster] = true
-	}
-	held := map[string]string{} // host → what holds it
-	for _, r := range s.Running {
-		for _, h := range r.Hosts {
-			held[h] = "running job " + r.ID
+		c.held[i], c.seen[i] = heldFree, 0
+		if s.Hosts[i].FreeAt.After(s.Now) {
+			c.held[i] = heldBusy
 		}
 	}
-	for _, h := range s.Hosts {
-		if _, ok := held[h.Name]; !ok && h.FreeAt.After(s.Now) {
-			held[h.Name] = "busy until " + h.FreeAt.Format("15:04:05")
+	if len(p.StartNow) > 0 { // only starts need to know what holds a host
+		for r := range s.Running {
+			for _, h := range s.Running[r].Hosts {
+				if x, ok := c.index[h]; ok {
+					c.held[x] = int32(r)
+				}
+			}
 		}
 	}
-	queue := make(map[string]*QueuedJob, len(s.Queue))
+	c.mark = 0
+	if c.queue == nil {
+		c.queue = make(map[string]int32, len(s.Queue))
+	}
+	clear(c.queue)
 	for i := range s.Queue {
-		queue[s.Queue[i].ID] = &s.Queue[i]
+		if _, dup := c.queue[s.Queue[i].ID]; !dup {
+			c.queue[s.Queue[i].ID] = int32(i)
+		}
 	}
-	decided := map[string]string{} // job → the part that decided it
+	c.dec = resize(c.dec, len(s.Queue))
+	clear(c.dec)
+
 	var faults []Fault
-	fault := func(job, part, format string, args ...any) {
-		faults = append(faults, Fault{Job: job, Part: part, Reason: fmt.Sprintf(format, args...)})
+	fault := func(job, part string, index int, format string, args ...any) {
+		faults = append(faults, Fault{Job: job, Part: part, Index: index, Reason: fmt.Sprintf(format, args...)})
 	}
-	placement := func(pl Placement, part string) bool {
-		q := queue[pl.Job]
+	placement := func(pl Placement, part string, index int) bool {
+		refuse := func(format string, args ...any) { fault(pl.Job, part, index, format, args...) }
+		k, ok := c.queue[pl.Job]
 		switch {
-		case q == nil:
-			fault(pl.Job, part, "not a waiting job")
+		case !ok:
+			refuse("not a waiting job")
 			return false
-		case decided[pl.Job] != "":
-			fault(pl.Job, part, "already in %s", decided[pl.Job])
+		case c.dec[k] != 0:
+			refuse("already in %s", partNames[c.dec[k]])
 			return false
 		}
+		q := &s.Queue[k]
 		if n := len(pl.Hosts); n < max(q.Min, 1) && part == "start" || q.Max > 0 && n > q.Max {
-			fault(pl.Job, part, "%d hosts, the job takes %d to %d", n, max(q.Min, 1), q.Max)
+			refuse("%d hosts, the job takes %d to %d", n, max(q.Min, 1), q.Max)
 			return false
 		}
-		seen := make(map[string]bool, len(pl.Hosts))
+		c.mark++
 		cluster := ""
 		for i, name := range pl.Hosts {
-			h := hosts[name]
-			switch {
-			case h == nil:
-				fault(pl.Job, part, "unknown host %q", name)
-				return false
-			case seen[name]:
-				fault(pl.Job, part, "host %s given twice", name)
-				return false
-			case q.Arch != "" && h.Arch != q.Arch:
-				fault(pl.Job, part, "host %s is %s, the job wants arch %s", name, h.Arch, q.Arch)
-				return false
-			case q.Cluster != "" && h.Cluster != q.Cluster:
-				fault(pl.Job, part, "host %s is in cluster %q, the job wants %q", name, h.Cluster, q.Cluster)
-				return false
-			case i > 0 && h.Cluster != cluster && len(clusters) > 1:
-				fault(pl.Job, part, "hosts in clusters %q and %q: a job runs inside one cluster", cluster, h.Cluster)
+			x, ok := c.index[name]
+			if !ok {
+				refuse("unknown host %q", name)
 				return false
 			}
-			seen[name] = true
+			h := &s.Hosts[x]
+			switch {
+			case c.seen[x] == c.mark:
+				refuse("host %s given twice", name)
+				return false
+			case q.Arch != "" && h.Arch != q.Arch:
+				refuse("host %s is %s, the job wants arch %s", name, h.Arch, q.Arch)
+				return false
+			case q.Cluster != "" && h.Cluster != q.Cluster:
+				refuse("host %s is in cluster %q, the job wants %q", name, h.Cluster, q.Cluster)
+				return false
+			case i > 0 && h.Cluster != cluster && many:
+				refuse("hosts in clusters %q and %q: a job runs inside one cluster", cluster, h.Cluster)
+				return false
+			}
+			c.seen[x] = c.mark
 			cluster = h.Cluster
 		}
 		return true
 	}
-	for _, r := range p.Reject {
-		if queue[r.Job] == nil || decided[r.Job] != "" {
-			fault(r.Job, "reject", "not a waiting job, or decided twice")
+	for i, r := range p.Reject {
+		k, ok := c.queue[r.Job]
+		if !ok || c.dec[k] != 0 {
+			fault(r.Job, "reject", i, "not a waiting job, or decided twice")
 			continue
 		}
-		decided[r.Job] = "reject"
+		c.dec[k] = 1
 	}
-	for _, pl := range p.StartNow {
-		if !placement(pl, "start") {
+	for i, pl := range p.StartNow {
+		if !placement(pl, "start", i) {
 			continue
 		}
 		if !pl.Start.Equal(s.Now) {
-			fault(pl.Job, "start", "starts now at %s, not at the snapshot's now", pl.Start.Format("15:04:05.000"))
+			fault(pl.Job, "start", i, "starts now at %s, not at the snapshot's now", pl.Start.Format("15:04:05.000"))
 			continue
 		}
 		var busy []string
 		for _, h := range pl.Hosts {
-			if why, ok := held[h]; ok {
-				busy = append(busy, h+" ("+why+")")
+			if x := c.index[h]; c.held[x] != heldFree {
+				busy = append(busy, h+" ("+c.why(s, p, x)+")")
 			}
 		}
 		if len(busy) > 0 {
-			fault(pl.Job, "start", "hosts not free: %s", strings.Join(busy, ", "))
+			fault(pl.Job, "start", i, "hosts not free: %s", strings.Join(busy, ", "))
 			continue
 		}
-		decided[pl.Job] = "start"
+		c.dec[c.queue[pl.Job]] = 2
 		for _, h := range pl.Hosts {
-			held[h] = "started " + pl.Job
+			c.held[c.index[h]] = heldBy - int32(i)
 		}
 	}
-	for _, pl := range p.Later {
-		if placement(pl, "later") {
-			decided[pl.Job] = "later"
+	for i, pl := range p.Later {
+		if placement(pl, "later", i) {
+			c.dec[c.queue[pl.Job]] = 3
 		}
 	}
 	return faults
+}
+
+// sameHosts reports whether hs are the hosts c.index is for.
+func (c *checker) sameHosts(hs []Host) bool {
+	if len(hs) != len(c.names) {
+		return false
+	}
+	for i := range hs {
+		if hs[i].Name != c.names[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// why says what holds host x.
+func (c *checker) why(s Snapshot, p Plan, x int32) string {
+	switch h := c.held[x]; {
+	case h >= 0:
+		return "running job " + s.Running[h].ID
+	case h == heldBusy:
+		return "busy until " + s.Hosts[x].FreeAt.Format("15:04:05")
+	default:
+		return "started " + p.StartNow[heldBy-h].Job
+	}
+}
+
+// Without returns p without the parts that faults (Check's faults of p)
+// refuse: what the sched daemon acts on. p's lists are left as they are.
+func (p Plan) Without(faults []Fault) Plan {
+	if len(faults) == 0 {
+		return p
+	}
+	type part struct {
+		name  string
+		index int
+	}
+	refused := make(map[part]bool, len(faults))
+	for _, f := range faults {
+		refused[part{f.Part, f.Index}] = true
+	}
+	var out Plan
+	for i, pl := range p.StartNow {
+		if !refused[part{"start", i}] {
+			out.StartNow = append(out.StartNow, pl)
+		}
+	}
+	for i, pl := range p.Later {
+		if !refused[part{"later", i}] {
+			out.Later = append(out.Later, pl)
+		}
+	}
+	for i, r := range p.Reject {
+		if !refused[part{"reject", i}] {
+			out.Reject = append(out.Reject, r)
+		}
+	}
+	return out
 }

@@ -28,6 +28,9 @@ import (
 // next), then to the cluster with more hosts it may use free by then (room
 // for a moldable job), then by name.
 func OneCluster(s Snapshot, prev map[string]string) (Snapshot, map[string]string, []Rejection) {
+	if !manyClusters(s.Hosts) {
+		return s, nil, nil // the common case, kept cheap: the simulator calls this on every decision
+	}
 	type slot struct {
 		arch string
 		free time.Time
@@ -45,9 +48,6 @@ func OneCluster(s Snapshot, prev map[string]string) (Snapshot, map[string]string
 		}
 		index[h.Name] = [2]int{len(names) - 1, len(byCluster[h.Cluster])}
 		byCluster[h.Cluster] = append(byCluster[h.Cluster], slot{arch: h.Arch, free: free})
-	}
-	if len(names) < 2 {
-		return s, nil, nil
 	}
 	slices.Sort(names)
 	for _, h := range s.Hosts { // cluster order changed with the sort
@@ -139,4 +139,14 @@ func OneCluster(s Snapshot, prev map[string]string) (Snapshot, map[string]string
 	}
 	s.Queue = queue
 	return s, pins, rejects
+}
+
+// manyClusters reports whether hs are in more than one cluster.
+func manyClusters(hs []Host) bool {
+	for i := 1; i < len(hs); i++ {
+		if hs[i].Cluster != hs[0].Cluster {
+			return true
+		}
+	}
+	return false
 }
