@@ -139,9 +139,9 @@ func TestOneCluster_Choice(t *testing.T) {
 	}
 }
 
-// Every policy, given snapshots that OneCluster has been through, places
-// every job inside one cluster, and Check finds nothing to refuse, while
-// jobs come and go and some hosts are down (busy until far ahead).
+// Every policy, through the Decider (so OneCluster), places every job
+// inside one cluster, and Check finds nothing to refuse, while jobs come and
+// go and some hosts are down (busy until far ahead).
 func TestOneCluster_EveryPolicy(t *testing.T) {
 	for _, name := range Names() {
 		t.Run(name, func(t *testing.T) {
@@ -161,7 +161,7 @@ func TestOneCluster_EveryPolicy(t *testing.T) {
 			}
 			queue = append(queue, job("BIG", 20, 5, 5, time.Minute))
 			var running []RunningJob
-			pins := map[string]string{}
+			path := Decider{Policy: p}
 			started, rejected := map[string]bool{}, map[string]bool{}
 			now := t0
 			for round := 0; round < 200 && len(queue) > 0; round++ {
@@ -172,16 +172,15 @@ func TestOneCluster_EveryPolicy(t *testing.T) {
 					}
 				}
 				running = next
-				s, pins1, rej := OneCluster(Snapshot{Now: now, Hosts: hs, Running: running, Queue: queue}, pins)
-				pins = pins1
-				plan, err := p.Plan(context.Background(), s)
+				d, err := path.Decide(context.Background(), Snapshot{Now: now, Hosts: hs, Running: running, Queue: queue})
 				if err != nil {
 					t.Fatal(err)
 				}
-				if faults := Check(s, plan); len(faults) > 0 {
-					t.Fatalf("at %s: %v", now.Sub(t0), faults)
+				if len(d.Faults) > 0 {
+					t.Fatalf("at %s: %v", now.Sub(t0), d.Faults)
 				}
-				for _, r := range append(plan.Reject, rej...) {
+				plan := d.Plan
+				for _, r := range plan.Reject {
 					rejected[r.Job] = true
 				}
 				for _, pl := range plan.StartNow {

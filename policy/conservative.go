@@ -78,6 +78,9 @@ const unplaced = int64(-1)
 
 func (p *conservativePolicy) Name() string { return "conservative" }
 
+// Reads implements Policy: every waiting job has a reservation.
+func (p *conservativePolicy) Reads() int { return 0 }
+
 // Plan implements Policy.
 func (p *conservativePolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
 	m := p.m

@@ -43,6 +43,9 @@ type easyPolicy struct {
 
 func (p *easyPolicy) Name() string { return "easy" }
 
+// Reads implements Policy: any waiting job may backfill.
+func (p *easyPolicy) Reads() int { return 0 }
+
 // Plan implements Policy.
 func (p *easyPolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
 	m := p.m

@@ -64,6 +64,9 @@ func newFPFS(o Options, maxJumps int) *scanPolicy {
 
 func (p *scanPolicy) Name() string { return p.name }
 
+// Reads implements Policy: the scans go over the whole queue.
+func (p *scanPolicy) Reads() int { return 0 }
+
 // Plan implements Policy.
 func (p *scanPolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
 	m := p.m

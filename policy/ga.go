@@ -49,6 +49,9 @@ func newGA(name string, cost ga.CostKind, o Options) *gaPolicy {
 
 func (p *gaPolicy) Name() string { return p.name }
 
+// Reads implements Policy: the GA plans the window (Options.Window).
+func (p *gaPolicy) Reads() int { return p.o.Window }
+
 // Generations is the number of GA generations run so far (for metrics);
 // safe to call while Plan runs.
 func (p *gaPolicy) Generations() int64 { return p.gens.Load() }

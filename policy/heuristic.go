@@ -29,6 +29,9 @@ func newList(name string, h func(*ga.Problem) (*ga.Chromosome, error), o Options
 
 func (p *listPolicy) Name() string { return p.name }
 
+// Reads implements Policy: the heuristic plans the window (Options.Window).
+func (p *listPolicy) Reads() int { return p.o.Window }
+
 // Plan implements Policy.
 func (p *listPolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
 	prob, rejects := p.b.build(ctx, &s, p.o.window(s.Queue))

@@ -97,6 +97,11 @@ type Rejection struct {
 // calls (the GA keeps its population); it is called by one goroutine.
 type Policy interface {
 	Name() string
+	// Reads is how many jobs from the head of the queue (arrival order)
+	// the policy reads; 0 means the whole queue. Whoever calls Plan hands
+	// it exactly that head (Head, Decider), the sched daemon and the
+	// simulator alike, so that both show a policy the same queue.
+	Reads() int
 	Plan(ctx context.Context, s Snapshot) (Plan, error)
 }
 

@@ -9,9 +9,11 @@
 // Three kinds of event happen at an instant, in this order (the order of
 // pyss, the Hebrew University simulator, ../shared/data/README.md):
 // submissions, then terminations, then starts. The policy is asked for a
-// Plan after each submission and after each termination; the jobs its Plan
-// starts now start at that instant, on hosts that must be free (the
-// simulator checks every placement and fails the run on a bad one). A plan
+// Plan after each submission and after each termination, through the path
+// the live sched daemon takes (policy.Decider): it reads the head of the
+// queue it asks for (Policy.Reads), and its plan is checked by
+// policy.Check; a plan with a fault fails the run. The jobs a Plan starts
+// now start at that instant. A plan
 // that starts or rejects a job is followed at once by another, at the same
 // instant, as the live sched daemon plans again on the wake-up its own
 // moves cause: a policy that sees only a window of the queue (the GA's)
@@ -22,8 +24,9 @@
 //
 // A running job ends at its actual run time. The policy sees it end at its
 // estimate; a job that runs past its estimate keeps running, and the
-// snapshot then shows it ending Epsilon after now, as a live scheduler
-// sees a job that has overrun its prediction.
+// policy is then shown it ending policy.OverrunMargin after now, by the
+// rule the live sched daemon applies to a job that has overrun its
+// prediction (policy.ShowOverruns).
 //
 // # Conventions
 //

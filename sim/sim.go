@@ -15,10 +15,6 @@ import (
 // Config is a simulation's setting.
 type Config struct {
 	Machine Machine
-	// Epsilon is how far after now the snapshot puts the end of a job that
-	// has run past its estimate; default one second (traces have whole
-	// seconds).
-	Epsilon time.Duration
 	// Backlog, when > 0, makes the workload a closed system: submit times
 	// are ignored, and jobs are submitted (in order) whenever fewer than
 	// Backlog wait, so that Backlog jobs are always waiting (the MS paper's
@@ -41,9 +37,6 @@ type Config struct {
 	// and learns each job's run time at its end (see estimator.go).
 	Estimator Estimator
 }
-
-// DefaultEpsilon is the default Config.Epsilon.
-const DefaultEpsilon = time.Second
 
 // Status is what became of a job.
 type Status uint8
@@ -70,8 +63,9 @@ type Result struct {
 	LastSubmit float64           // the last submission time
 	Stop       float64           // simulated time when the run stopped
 	Horizon    float64
-	// Decisions is the number of Plan calls, DecisionTime their wall time
-	// in all; Generations the GA generations run (GA policies only).
+	// Decisions is the number of Plan calls, DecisionTime the wall time
+	// of the policy path around them (policy.Decider: the plan and its
+	// check) in all; Generations the GA generations run (GA policies only).
 	Decisions    int
 	DecisionTime time.Duration
 	Generations  int
@@ -84,6 +78,7 @@ type Sim struct {
 	cfg  Config
 	jobs []Job
 	pol  policy.Policy
+	path policy.Decider
 	res  *Result
 	used bool
 
@@ -93,7 +88,6 @@ type Sim struct {
 	hosts   []policy.Host
 	speed   []float64
 	index   map[string]int // host name → index
-	busy    []int32        // host → running job, -1 when free
 	free    int            // free hosts
 	ids     map[string]int32
 	queue   []policy.QueuedJob
@@ -102,8 +96,6 @@ type Sim struct {
 	rjob    []int32 // running position → job
 	rpos    map[int32]int
 	ends    endHeap // actual ends
-	ests    endHeap // estimated ends, for overruns
-	over    []int32 // running jobs past their estimate
 	jhosts  [][]int32
 	done    int
 	scratch []int32
@@ -117,9 +109,6 @@ func New(cfg Config, jobs []Job) (*Sim, error) {
 	}
 	if len(m.Speed) != len(m.Hosts) {
 		return nil, fmt.Errorf("sim: %d speeds for %d hosts", len(m.Speed), len(m.Hosts))
-	}
-	if cfg.Epsilon <= 0 {
-		cfg.Epsilon = DefaultEpsilon
 	}
 	if cfg.CheckEvery <= 0 {
 		cfg.CheckEvery = 1024
@@ -208,13 +197,10 @@ func (s *Sim) Run(ctx context.Context, pol policy.Policy) (*Result, error) {
 	}
 	s.used = true
 	s.pol = pol
+	s.path = policy.Decider{Policy: pol}
 	n := len(s.jobs)
 	s.res = &Result{Policy: pol.Name(), Hosts: len(s.hosts), Reasons: map[string]string{}, Horizon: s.cfg.Horizon}
 	s.grow(n)
-	s.busy = make([]int32, len(s.hosts))
-	for i := range s.busy {
-		s.busy[i] = -1
-	}
 	s.free = len(s.hosts)
 	wall := time.Now()
 	err := s.loop(ctx)
@@ -398,42 +384,43 @@ func (s *Sim) decide(ctx context.Context) error {
 	}
 }
 
-// decideOnce asks the policy for one plan and applies it. It reports
-// whether the plan started or rejected a job.
+// decideOnce asks the policy for one plan, through the policy path the
+// sched daemon takes (policy.Decider), and applies it. A plan that Check
+// faults fails the run: a simulated policy that makes a bad plan is a bug.
+// It reports whether the plan started or rejected a job.
 func (s *Sim) decideOnce(ctx context.Context) (bool, error) {
 	if len(s.queue) == 0 || s.free == 0 {
 		return false, nil
 	}
-	s.refreshOverruns()
-	now := At(s.now)
-	snap := policy.Snapshot{Now: now, Hosts: s.hosts, Running: s.run, Queue: s.queue}
+	snap := policy.Snapshot{Now: At(s.now), Hosts: s.hosts, Running: s.run, Queue: s.queue}
 	t0 := time.Now()
-	plan, err := s.pol.Plan(ctx, snap)
+	d, err := s.path.Decide(ctx, snap)
 	s.res.DecisionTime += time.Since(t0)
 	s.res.Decisions++
 	if err != nil {
 		return false, fmt.Errorf("sim: %s at t=%g: %w", s.pol.Name(), s.now, err)
 	}
+	if len(d.Faults) > 0 {
+		errs := make([]error, len(d.Faults))
+		for i, f := range d.Faults {
+			errs[i] = f
+		}
+		return false, fmt.Errorf("sim: %s at t=%g made a bad plan: %w", s.pol.Name(), s.now, errors.Join(errs...))
+	}
+	plan := d.Plan
 	if len(plan.StartNow) == 0 && len(plan.Reject) == 0 {
 		return false, nil
 	}
-	// A job rejected or started here leaves s.ids or gets a start time, so
-	// the checks below refuse it a second time, and the queue drops it.
+	// Check saw to it that each job named here waits and is named once, on
+	// hosts that exist, are free and are given once.
 	for _, r := range plan.Reject {
-		k, ok := s.ids[r.Job]
-		if !ok || !s.waiting(k) {
-			return false, fmt.Errorf("sim: %s rejected %q, which is not waiting", s.pol.Name(), r.Job)
-		}
+		k := s.ids[r.Job]
 		s.res.Status[k] = Rejected
 		s.res.Reasons[r.Job] = r.Reason
 		delete(s.ids, r.Job)
 	}
 	for _, p := range plan.StartNow {
-		k, ok := s.ids[p.Job]
-		if !ok || !s.waiting(k) {
-			return false, fmt.Errorf("sim: %s started %q, which is not waiting", s.pol.Name(), p.Job)
-		}
-		if err := s.start(k, p.Hosts); err != nil {
+		if err := s.start(s.ids[p.Job], p.Hosts); err != nil {
 			return false, fmt.Errorf("sim: %s at t=%g: %w", s.pol.Name(), s.now, err)
 		}
 	}
@@ -457,23 +444,13 @@ func (s *Sim) waiting(k int32) bool {
 	return s.res.Status[k] == Pending && math.IsNaN(s.res.Start[k])
 }
 
-// start runs job k on the named hosts now.
+// start runs job k now on the named hosts, which policy.Check found free.
 func (s *Sim) start(k int32, names []string) error {
 	j := &s.jobs[k]
-	if len(names) < j.Min || len(names) > j.Max {
-		return fmt.Errorf("job %s placed on %d hosts, wants %d..%d", j.ID, len(names), j.Min, j.Max)
-	}
 	hs := s.scratch[:0]
 	slow := math.Inf(1)
 	for _, name := range names {
-		i, ok := s.index[name]
-		if !ok {
-			return fmt.Errorf("job %s placed on unknown host %q", j.ID, name)
-		}
-		if b := s.busy[i]; b >= 0 {
-			return fmt.Errorf("job %s placed on host %s, busy with job %s", j.ID, name, s.jobs[b].ID)
-		}
-		s.busy[i] = k // also catches a host named twice
+		i := s.index[name]
 		hs = append(hs, int32(i))
 		slow = math.Min(slow, s.speed[i])
 	}
@@ -504,7 +481,6 @@ func (s *Sim) start(k int32, names []string) error {
 	s.run = append(s.run, policy.RunningJob{ID: j.ID, Name: j.ID, Hosts: hostNames, Start: At(s.now), End: endAt})
 	s.rjob = append(s.rjob, k)
 	heap.Push(&s.ends, endEvent{t: s.now + actual, job: k})
-	heap.Push(&s.ests, endEvent{t: estEnd, job: k})
 	return nil
 }
 
@@ -518,7 +494,6 @@ func (s *Sim) finish(k int32) {
 		s.cfg.Estimator.Observe(&s.jobs[k], len(s.jhosts[k]), s.now-r.Start[k])
 	}
 	for _, i := range s.jhosts[k] {
-		s.busy[i] = -1
 		s.hosts[i].FreeAt = time.Time{}
 	}
 	s.free += len(s.jhosts[k])
@@ -537,31 +512,6 @@ func (s *Sim) finish(k int32) {
 	s.run, s.rjob = s.run[:last], s.rjob[:last]
 	delete(s.rpos, k)
 	delete(s.ids, s.jobs[k].ID)
-	if i := slices.Index(s.over, k); i >= 0 {
-		s.over = slices.Delete(s.over, i, i+1)
-	}
-}
-
-// refreshOverruns moves running jobs past their estimate into the overrun
-// list and shows every overrun job ending Epsilon after now.
-func (s *Sim) refreshOverruns() {
-	eps := s.cfg.Epsilon.Seconds()
-	for len(s.ests) > 0 && s.ests[0].t < s.now+eps {
-		e := heap.Pop(&s.ests).(endEvent)
-		if s.res.Status[e.job] == Pending && !math.IsNaN(s.res.Start[e.job]) {
-			s.over = append(s.over, e.job)
-		}
-	}
-	if len(s.over) == 0 {
-		return
-	}
-	end := At(s.now + eps)
-	for _, k := range s.over {
-		s.run[s.rpos[k]].End = end
-		for _, i := range s.jhosts[k] {
-			s.hosts[i].FreeAt = end
-		}
-	}
 }
 
 // endEvent is a job's end; ties go to the lower job index, so that a run

@@ -25,6 +25,7 @@ type call struct {
 }
 
 func (p *strictFCFS) Name() string { return "strict-fcfs" }
+func (p *strictFCFS) Reads() int   { return 0 }
 
 func (p *strictFCFS) Plan(_ context.Context, s policy.Snapshot) (policy.Plan, error) {
 	c := call{now: s.Now.Sub(Epoch).Seconds()}
@@ -102,14 +103,12 @@ func TestSim_FCFSHandComputed(t *testing.T) {
 	}
 }
 
-// headOnly is strict FCFS that sees only the first waiting job, as a
-// window of one: each of its plans starts at most one job.
+// headOnly is strict FCFS that reads only the first waiting job, a window
+// of one (the simulator hands it a queue of one): each of its plans starts
+// at most one job.
 type headOnly struct{ strictFCFS }
 
-func (p *headOnly) Plan(ctx context.Context, s policy.Snapshot) (policy.Plan, error) {
-	s.Queue = s.Queue[:min(len(s.Queue), 1)]
-	return p.strictFCFS.Plan(ctx, s)
-}
+func (p *headOnly) Reads() int { return 1 }
 
 // After a plan that starts a job the policy is asked again at the same
 // instant, as the live sched plans again on the wake-up its own moves
@@ -163,7 +162,7 @@ func TestSim_SubmissionsBeforeTerminations(t *testing.T) {
 }
 
 // A job that runs past its estimate keeps running to its actual end; the
-// policy sees it ending Epsilon after now.
+// policy sees it ending policy.OverrunMargin after now.
 func TestSim_OverrunShownEndingSoon(t *testing.T) {
 	jobs := []Job{rigid("A", 0, 1, 10, 5), rigid("B", 7, 2, 1, 1)}
 	p := &strictFCFS{}
@@ -184,6 +183,7 @@ type badPolicy struct {
 }
 
 func (p badPolicy) Name() string { return "bad" }
+func (p badPolicy) Reads() int   { return 0 }
 func (p badPolicy) Plan(_ context.Context, s policy.Snapshot) (policy.Plan, error) {
 	if len(s.Queue) == 0 {
 		return policy.Plan{}, nil
@@ -204,13 +204,11 @@ func TestSim_RejectsBadPlacements(t *testing.T) {
 		jobs []Job // nil: jobs
 		want string
 	}{
-		{"busy host", badPolicy{hosts: []string{"p0"}}, nil, "busy with job A"},
+		{"busy host", badPolicy{hosts: []string{"p0"}}, nil, "start B: hosts not free: p0 (running job A)"},
 		{"unknown host", badPolicy{hosts: []string{"x9"}}, nil, `unknown host "x9"`},
-		// A 2-host job on one host named twice: the host count is right,
-		// the host is busy with the job itself.
-		{"host twice", badPolicy{hosts: []string{"p1", "p1"}}, wide, "placed on host p1, busy with job W"},
-		{"too many", badPolicy{hosts: []string{"p0", "p1"}}, nil, "placed on 2 hosts, wants 1..1"},
-		{"unknown job", badPolicy{hosts: []string{"p0"}, job: "Z"}, nil, `started "Z", which is not waiting`},
+		{"host twice", badPolicy{hosts: []string{"p1", "p1"}}, wide, "start W: host p1 given twice"},
+		{"too many", badPolicy{hosts: []string{"p0", "p1"}}, nil, "start A: 2 hosts, the job takes 1 to 1"},
+		{"unknown job", badPolicy{hosts: []string{"p0"}, job: "Z"}, nil, "start Z: not a waiting job"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			js := jobs
@@ -233,6 +231,7 @@ func TestSim_RejectsBadPlacements(t *testing.T) {
 type rejectRunning struct{}
 
 func (rejectRunning) Name() string { return "reject-running" }
+func (rejectRunning) Reads() int   { return 0 }
 func (rejectRunning) Plan(_ context.Context, s policy.Snapshot) (policy.Plan, error) {
 	if len(s.Running) > 0 {
 		return policy.Plan{Reject: []policy.Rejection{{Job: s.Running[0].ID, Reason: "too late"}}}, nil
@@ -247,7 +246,7 @@ func (rejectRunning) Plan(_ context.Context, s policy.Snapshot) (policy.Plan, er
 // policy's error, not a job that ends twice.
 func TestSim_RejectingARunningJobIsAnError(t *testing.T) {
 	s, _ := New(Config{Machine: Identical(2)}, []Job{rigid("A", 0, 1, 10, 10), rigid("B", 1, 1, 10, 10)})
-	if _, err := s.Run(context.Background(), rejectRunning{}); err == nil || !strings.Contains(err.Error(), `rejected "A", which is not waiting`) {
+	if _, err := s.Run(context.Background(), rejectRunning{}); err == nil || !strings.Contains(err.Error(), "reject A: not a waiting job") {
 		t.Fatalf("err = %v, want the rejection of running A refused", err)
 	}
 }
@@ -256,6 +255,7 @@ func TestSim_RejectingARunningJobIsAnError(t *testing.T) {
 type idle struct{}
 
 func (idle) Name() string { return "idle" }
+func (idle) Reads() int   { return 0 }
 func (idle) Plan(context.Context, policy.Snapshot) (policy.Plan, error) {
 	return policy.Plan{}, nil
 }
@@ -361,7 +361,7 @@ func TestSim_MoldableOnHeterogeneousHosts(t *testing.T) {
 	p := policyFunc(func(ctx context.Context, snap policy.Snapshot) (policy.Plan, error) {
 		d, err := s.Predictor().Predict(ctx, &snap.Queue[0], snap.Hosts)
 		predicted = d
-		return policy.Plan{StartNow: []policy.Placement{{Job: "M", Hosts: []string{"p0", "p1"}}}}, err
+		return policy.Plan{StartNow: []policy.Placement{{Job: "M", Hosts: []string{"p0", "p1"}, Start: snap.Now}}}, err
 	})
 	r, err := s.Run(context.Background(), p)
 	if err != nil {
@@ -375,6 +375,7 @@ func TestSim_MoldableOnHeterogeneousHosts(t *testing.T) {
 type policyFunc func(context.Context, policy.Snapshot) (policy.Plan, error)
 
 func (policyFunc) Name() string { return "func" }
+func (policyFunc) Reads() int   { return 0 }
 func (f policyFunc) Plan(ctx context.Context, s policy.Snapshot) (policy.Plan, error) {
 	return f(ctx, s)
 }
