@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand"
 	"slices"
+	"strings"
 	"sync/atomic"
 	"time"
 )
@@ -26,10 +27,10 @@ var _ = register("ga-plan", func(o Options) (Policy, error) { return newPlanGA(o
 //     backfilling is the decoder of the arrival order. A running job past
 //     its predicted end holds its hosts until just after now (machine.load).
 //   - The objective (Options.Objective) scores the plan on predicted times:
-//     mean wait (default), mean bounded slowdown, or their sum with waits
-//     in WaitUnit; plus Options.IdleWeight times the processors left idle
-//     at the start of the plan (an XMS-like term). Ties go to earlier
-//     starts.
+//     mean wait, mean bounded slowdown, their sum with waits in WaitUnit
+//     (the default), or mean response; plus Options.IdleWeight times the
+//     share of hosts left idle over the first IdleHorizon of the plan (an
+//     XMS-like term). Ties go to earlier starts.
 //   - Each decision seeds the population with the arrival (FCFS), shortest-
 //     first and EASY orders and the carried plan's order, and keeps the
 //     best (elitism): the plan used is never worse, by the objective, than
@@ -163,11 +164,17 @@ func (d *decoded) copyFrom(e *decoded) {
 }
 
 func newPlanGA(o Options) (*planGA, error) {
+	if o.Population <= 0 {
+		o.Population = DefaultPlanPopulation
+	}
+	if o.Stall == 0 {
+		o.Stall = DefaultPlanStall
+	}
 	o = o.withDefaults()
 	switch o.Objective {
-	case ObjectiveWait, ObjectiveBSLD, ObjectiveMixed:
+	case ObjectiveWait, ObjectiveBSLD, ObjectiveMixed, ObjectiveResponse:
 	default:
-		return nil, fmt.Errorf("policy: ga-plan: unknown objective %q (known: %s, %s, %s)", o.Objective, ObjectiveWait, ObjectiveBSLD, ObjectiveMixed)
+		return nil, fmt.Errorf("policy: ga-plan: unknown objective %q (known: %s)", o.Objective, strings.Join(Objectives(), ", "))
 	}
 	return &planGA{o: o, m: newMachine(o), rng: rand.New(rand.NewSource(o.Seed)),
 		pos: map[string]int{}, held: map[string]heldResv{}, deadline: map[string]int64{}, durs: map[string]durEntry{}}, nil
@@ -434,6 +441,8 @@ func (p *planGA) score(d *decoded) planCost {
 			c.obj += math.Max(1, (wait+dur)/math.Max(dur, float64(sldBound)))
 		case ObjectiveMixed:
 			c.obj += math.Max(1, (wait+dur)/math.Max(dur, float64(sldBound))) + wait/float64(WaitUnit)
+		case ObjectiveResponse:
+			c.obj += (wait + dur) / float64(WaitUnit)
 		default:
 			c.obj += wait / float64(WaitUnit)
 		}
