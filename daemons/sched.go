@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strings"
 	"sync"
 	"time"
 
@@ -22,13 +21,16 @@ import (
 )
 
 // Sched is the MS scheduler daemon. It owns queued/, scheduling/ and
-// finished/. Waiting jobs enter the policy's window (scheduling/: the GA's
-// pool) oldest first; the jobs the policy starts now move to runnable/ with
-// their hosts and predicted run time; running and runnable jobs are the
-// base of the next packing problem; finished jobs move to exited/ with
-// predicted vs actual recorded. After every decision the schedule (running
-// and planned jobs with hosts and predicted start and end) is published
-// atomically to db/schedule.json for the web page and `msched status`.
+// finished/. The policy reads the oldest waiting jobs, as many as it asks
+// for (Policy.Reads: a GA's window, or the whole queue), which wait in
+// scheduling/; the others wait in queued/ in arrival order. Each cycle
+// takes the one policy path the simulator takes (policy.Decider): the jobs
+// the policy starts now move to runnable/ with their hosts and predicted
+// run time; running and runnable jobs are the base of the next decision;
+// finished jobs move to exited/ with predicted vs actual recorded. After
+// every decision the schedule (running and planned jobs with hosts and
+// predicted start and end) is published atomically to db/schedule.json for
+// the web page and `msched status`.
 type Sched struct {
 	Env
 	Hosts      []hoststat.Host
@@ -37,35 +39,28 @@ type Sched struct {
 	// StatsDir is the stats daemon's store (hoststat.ReadLatest); "" means
 	// hosts are taken as unloaded.
 	StatsDir string
-	// Window is how many waiting jobs the policy sees (scheduling/); the
-	// rest wait in queued/ in arrival order. 0 means policy.DefaultWindow.
-	Window int
 	// Replan is how often the schedule is re-planned while jobs wait and
 	// nothing happens, so the live GA keeps improving it; 0 means 1 s.
 	Replan time.Duration
 
 	sp        *spool.Spool
-	cache     *spool.Cache // parsed files of the window and of runnable/ and running/
+	cache     *spool.Cache // parsed files of the jobs read and of runnable/ and running/
 	log       *slog.Logger
+	path      policy.Decider
 	loads     map[string]float64
 	loadsRead time.Time
-	admitted  map[string]time.Time         // jobs in the window, since when (admitAfter)
+	admitted  map[string]time.Time         // jobs the policy reads, since when (admitAfter)
 	down      map[string]hoststat.DownInfo // hosts down at the last cycle (db/health/)
-	pins      map[string]string            // the cluster policy.OneCluster gave each waiting job
 	clusters  int                          // clusters among Hosts
 }
 
-// admitAfter is how long a job is in the policy's window before sched
-// moves it from queued/ to scheduling/. The window is sched's memory (a
-// restarted sched rebuilds it from queued/ and scheduling/ alike, oldest
-// first), so the directory only shows it; waiting this long before the move
-// spares it for the jobs that are placed within a few cycles of entering
-// the window, most jobs of a burst.
+// admitAfter is how long the policy reads a job before sched moves it
+// from queued/ to scheduling/. Which jobs the policy reads is sched's
+// memory (a restarted sched finds them in queued/ and scheduling/ alike,
+// oldest first), so the directory only shows it; waiting this long before
+// the move spares it for the jobs that are placed within a few cycles of
+// being first read, most jobs of a burst.
 const admitAfter = 250 * time.Millisecond
-
-// busyMargin keeps a host that is still running a job past its predicted
-// end from looking free: the policy sees it free this long from now.
-const busyMargin = time.Second
 
 // statsRefresh is how often host loads are re-read from the stats store.
 const statsRefresh = 10 * time.Second
@@ -90,9 +85,6 @@ func (d *Sched) Run(ctx context.Context) error {
 	if d.PolicyName == "" {
 		d.PolicyName = d.Policy.Name()
 	}
-	if d.Window <= 0 {
-		d.Window = policy.DefaultWindow
-	}
 	if d.Replan <= 0 {
 		d.Replan = time.Second
 	}
@@ -104,6 +96,7 @@ func (d *Sched) Run(ctx context.Context) error {
 	d.sp = d.Spool.As(spool.Sched)
 	d.cache = d.sp.NewCache()
 	d.log = d.logger("sched")
+	d.path = policy.Decider{Policy: d.Policy}
 	log := d.log
 	if err := d.recover(); err != nil {
 		return err
@@ -113,7 +106,7 @@ func (d *Sched) Run(ctx context.Context) error {
 		clusters[h.Cluster] = true
 	}
 	d.clusters = len(clusters)
-	log.Info("started", "policy", d.PolicyName, "hosts", len(d.Hosts), "clusters", d.clusters, "window", d.Window)
+	log.Info("started", "policy", d.PolicyName, "hosts", len(d.Hosts), "clusters", d.clusters, "reads", reads(d.Policy))
 	// finished/ → exited/ frees no host (a job's hosts are free once it
 	// has left running/), so it runs on its own goroutine and decisions
 	// never wait for its moves.
@@ -163,7 +156,7 @@ func (d *Sched) await(ctx context.Context, wake <-chan struct{}, tick <-chan tim
 // returns every job in scheduling/ to queued/: the population that held
 // them died with the old process, and queued/ is where waiting jobs live
 // (as Postfix's queue manager moves active back to incoming at start). The
-// next cycle takes them into the window again, oldest first.
+// next cycle reads them again, oldest first.
 func (d *Sched) recover() error {
 	for _, st := range []spool.State{spool.Queued, spool.Scheduling, spool.Finished} {
 		rs, err := d.sp.Recover(st)
@@ -204,101 +197,55 @@ func (d *Sched) cycle(ctx context.Context) (bool, error) {
 	if err := d.cancels(); err != nil {
 		return false, err
 	}
-	window, evict, waiting, err := d.window()
+	read, evict, waiting, err := d.waiting()
 	if err != nil {
 		return false, err
 	}
-	lap("window")
-	snap, unfit, err := d.snapshot(now, window)
+	lap("read")
+	snap, err := d.snapshot(now, read)
 	if err != nil {
 		return false, err
 	}
 	lap("snapshot")
-	plan, err := d.Policy.Plan(ctx, snap)
+	byID := make(map[string]*spool.Job, len(read)+len(evict))
+	reading := make([]waitingJob, 0, len(read))
+	for _, j := range read {
+		byID[j.JID] = j
+		reading = append(reading, waitingJob{JID: j.JID, State: j.State()})
+	}
+	evicting := make([]string, 0, len(evict))
+	for _, j := range evict {
+		byID[j.JID] = j
+		evicting = append(evicting, j.JID)
+	}
+	dec, out, err := d.decide(ctx, now, snap, reading, evicting)
 	if err != nil {
-		return waiting > 0, fmt.Errorf("daemons: sched: policy %s: %w", d.PolicyName, err)
+		return waiting > 0, err
 	}
 	lap("plan")
-	// A policy must only start jobs on free hosts, in one cluster, and so
-	// on (policy.Check); refuse rather than double-book, and say so.
-	refused := map[string]bool{}
-	for _, f := range policy.Check(snap, plan) {
-		refused[f.Part+" "+f.Job] = true
-		if f.Part == "later" {
-			d.log.Debug("policy planned a placement that cannot be; not published", "job", f.Job, "reason", f.Reason)
-		} else {
-			d.log.Error("policy's decision refused", "part", f.Part, "job", f.Job, "reason", f.Reason)
-		}
-	}
-	plan.Later = slices.DeleteFunc(slices.Clone(plan.Later), func(pl policy.Placement) bool { return refused["later "+pl.Job] })
-	plan.Reject = append(slices.DeleteFunc(slices.Clone(plan.Reject), func(r policy.Rejection) bool { return refused["reject "+r.Job] }), unfit...)
+	started := make([]policy.Placement, 0, len(dec.Plan.StartNow))
 	defer func() {
 		lap("moves+publish")
-		d.log.Debug("cycle", append(phases, "total", time.Since(start).Round(time.Microsecond), "waiting", waiting, "started", len(plan.StartNow))...)
+		d.log.Debug("cycle", append(phases, "total", time.Since(start).Round(time.Microsecond), "waiting", waiting, "started", len(started))...)
 	}()
-	byID := make(map[string]*spool.Job, len(window))
-	for _, j := range window {
-		byID[j.JID] = j
-	}
-	type move struct {
-		j        *spool.Job
-		from, to spool.State
-		note     string
-		pl       policy.Placement
-	}
-	var moves []move
-	for _, j := range evict {
-		moves = append(moves, move{j: j, from: spool.Scheduling, to: spool.Queued, note: "evicted from the window by an older job"})
-	}
-	decided := map[string]bool{}
-	for _, r := range plan.Reject {
-		if j := byID[r.Job]; j != nil && !decided[j.JID] {
-			decided[j.JID] = true
-			j.Reason = r.Reason
-			moves = append(moves, move{j: j, from: j.State(), to: spool.Rejected, note: "cannot be placed: " + r.Reason})
-		}
-	}
-	for _, pl := range plan.StartNow {
-		j := byID[pl.Job]
-		if j == nil || decided[j.JID] || refused["start "+pl.Job] {
-			continue
-		}
-		decided[j.JID] = true
-		j.Schedule = &spool.Schedule{Hosts: pl.Hosts, PredictedSeconds: pl.Predicted.Seconds(), DecidedAt: now, Policy: d.PolicyName}
-		note := fmt.Sprintf("placed by %s on %s, predicted %s", d.PolicyName, strings.Join(pl.Hosts, ","), roundDur(pl.Predicted))
-		moves = append(moves, move{j: j, from: j.State(), to: spool.Runnable, note: note, pl: pl})
-	}
-	// The window's other jobs wait in scheduling/, the GA's pool, once
-	// they have been in the window for admitAfter: a job placed sooner goes
-	// from queued/ to runnable/ directly, saving a move (in a burst, most
-	// jobs). Jobs that left the window are forgotten.
-	inWindow := make(map[string]time.Time, len(window))
-	for _, j := range window {
-		since, ok := d.admitted[j.JID]
-		if !ok {
-			since = now
-		}
-		if decided[j.JID] {
-			continue
-		}
-		inWindow[j.JID] = since
-		if j.State() == spool.Queued && now.Sub(since) >= admitAfter {
-			moves = append(moves, move{j: j, from: spool.Queued, to: spool.Scheduling, note: "in the " + d.PolicyName + " window"})
-		}
-	}
-	d.admitted = inWindow
 	var mu sync.Mutex
-	started := make([]policy.Placement, 0, len(plan.StartNow))
 	batch := d.sp.Batch() // one fsync per directory for the cycle's moves
-	err = each(moves, func(m move) error {
-		if err := batch.Move(m.j, m.from, m.to, m.note); err != nil {
+	err = each(out.Moves, func(m jobMove) error {
+		j := byID[m.JID]
+		switch m.To {
+		case spool.Rejected:
+			j.Reason = m.Reason
+		case spool.Runnable:
+			j.Schedule = m.Schedule
+		}
+		if err := batch.Move(j, m.From, m.To, m.Note); err != nil {
 			return err
 		}
 		mu.Lock()
 		defer mu.Unlock()
-		switch m.to {
+		switch m.To {
 		case spool.Runnable:
-			started = append(started, m.pl)
+			started = append(started, m.Placement)
 			waiting--
 		case spool.Rejected:
 			waiting--
@@ -311,7 +258,40 @@ func (d *Sched) cycle(ctx context.Context) (bool, error) {
 	if err != nil {
 		return true, err
 	}
-	return waiting > 0, d.publish(now, snap, started, plan.Later)
+	return waiting > 0, d.publish(now, dec.Snapshot, started, out.Later)
+}
+
+// decide is a cycle's decision once the spool is read, and before it is
+// written: the one policy path (policy.Decider) on snap, the parts of the
+// plan that Check refuses logged, and the moves that carry out the rest
+// (planMoves). read are the jobs of snap's queue, and evict the jobs in
+// scheduling/ the policy no longer reads.
+func (d *Sched) decide(ctx context.Context, now time.Time, snap policy.Snapshot, read []waitingJob, evict []string) (policy.Decision, movesOut, error) {
+	dec, err := d.path.Decide(ctx, snap)
+	if err != nil {
+		return dec, movesOut{}, fmt.Errorf("daemons: sched: policy %s: %w", d.PolicyName, err)
+	}
+	// A policy must only start jobs on free hosts, in one cluster, and so
+	// on; refuse rather than double-book, and say so.
+	for _, f := range dec.Faults {
+		if f.Part == "later" {
+			d.log.Debug("policy planned a placement that cannot be; not published", "job", f.Job, "reason", f.Reason)
+		} else {
+			d.log.Error("policy's decision refused", "part", f.Part, "job", f.Job, "reason", f.Reason)
+		}
+	}
+	out := planMoves(movesIn{Now: now, Policy: d.PolicyName, Read: read, Evict: evict,
+		Plan: dec.Plan, Faults: dec.Faults, Admitted: d.admitted})
+	d.admitted = out.Admitted
+	return dec, out, nil
+}
+
+// reads says how many waiting jobs p reads, for the log.
+func reads(p policy.Policy) string {
+	if n := p.Reads(); n > 0 {
+		return fmt.Sprintf("the oldest %d", n)
+	}
+	return "all"
 }
 
 // cancels acts on cancel requests for jobs in queued/ or scheduling/: a job
@@ -384,14 +364,17 @@ func (d *Sched) reapFinished() error {
 	})
 }
 
-// window returns the oldest Window waiting jobs (in queued/ or
-// scheduling/; a job re-queued by run keeps its old JID and so its place),
-// read; the jobs in scheduling/ that are no longer among them, to be
-// evicted to queued/; and the number of jobs waiting in all. It moves
-// nothing: the cycle moves each job once it knows where it goes.
-func (d *Sched) window() (window, evict []*spool.Job, waiting int, err error) {
-	// Names, not List: queued/ may hold thousands of jobs, and only the
-	// window's are read (through the cache, which parses a file once).
+// waiting returns the waiting jobs the policy reads, read, oldest first:
+// the first Policy.Reads() of the jobs in queued/ and scheduling/ (a job
+// re-queued by run keeps its old JID and so its place), or all of them;
+// the jobs in scheduling/ that are no longer among them, to be evicted to
+// queued/; and the number of jobs waiting in all. It moves nothing: the
+// cycle moves each job once it knows where it goes.
+func (d *Sched) waiting() (read, evict []*spool.Job, waiting int, err error) {
+	// Names, not List: queued/ may hold thousands of jobs. Files are read
+	// through the cache, which parses each version of a file once: a
+	// policy that reads the whole queue costs a read of each waiting file
+	// per cycle, not a parse.
 	qs, err := d.sp.Names(spool.Queued)
 	if err != nil {
 		return nil, nil, 0, err
@@ -400,23 +383,27 @@ func (d *Sched) window() (window, evict []*spool.Job, waiting int, err error) {
 	if err != nil {
 		return nil, nil, 0, err
 	}
-	d.cache.Keep(spool.Queued, qs[:min(len(qs), d.Window)])
+	n := d.Policy.Reads()
+	if n <= 0 {
+		n = len(qs) + len(ss)
+	}
+	d.cache.Keep(spool.Queued, qs[:min(len(qs), n)])
 	d.cache.Keep(spool.Scheduling, ss)
 	type entry struct {
 		st   spool.State
 		name string
 	}
 	all := make([]entry, 0, len(qs)+len(ss))
-	for _, n := range qs {
-		all = append(all, entry{spool.Queued, n})
+	for _, name := range qs {
+		all = append(all, entry{spool.Queued, name})
 	}
-	for _, n := range ss {
-		all = append(all, entry{spool.Scheduling, n})
+	for _, name := range ss {
+		all = append(all, entry{spool.Scheduling, name})
 	}
 	sort.SliceStable(all, func(a, b int) bool { return spool.JIDLess(all[a].name, all[b].name) })
 	waiting = len(all)
 	for i, en := range all {
-		if i >= d.Window && en.st == spool.Queued {
+		if i >= n && en.st == spool.Queued {
 			continue
 		}
 		j, err := d.cache.Read(en.st, en.name)
@@ -428,13 +415,13 @@ func (d *Sched) window() (window, evict []*spool.Job, waiting int, err error) {
 			waiting--
 			continue
 		}
-		if i >= d.Window {
+		if i >= n {
 			evict = append(evict, j)
 		} else {
-			window = append(window, j)
+			read = append(read, j)
 		}
 	}
-	return window, evict, waiting, nil
+	return read, evict, waiting, nil
 }
 
 // unreadable reports a job file in sched's directories that does not parse.
@@ -444,21 +431,16 @@ func (d *Sched) unreadable(st spool.State, name string, perr error) {
 	d.log.Error("unreadable job file; left for an operator", "state", st, "file", name, "err", perr)
 }
 
-// snapshot builds the policy's view: the hosts with their loads and when
-// their running work ends (a down host: busy for downHorizon), the running
-// (and runnable) jobs, and the window, each job inside one cluster when
-// there are several (policy.OneCluster). unfit are the jobs of the window
-// that no one cluster can hold, to be rejected; jobs that only down hosts
-// could run wait outside the policy's view (holdBack).
-func (d *Sched) snapshot(now time.Time, window []*spool.Job) (snap policy.Snapshot, unfit []policy.Rejection, err error) {
-	snap = policy.Snapshot{Now: now}
+// snapshot reads runnable/ and running/ and the hosts' state, and builds
+// the policy's view of them and of the jobs read (view).
+func (d *Sched) snapshot(now time.Time, read []*spool.Job) (policy.Snapshot, error) {
 	loads := d.hostLoads(now)
 	down := d.health()
-	freeAt := map[string]time.Time{}
+	var active []*spool.Job
 	for _, st := range []spool.State{spool.Runnable, spool.Running} {
 		names, err := d.sp.Names(st)
 		if err != nil {
-			return snap, nil, err
+			return policy.Snapshot{}, err
 		}
 		d.cache.Keep(st, names)
 		for _, name := range names {
@@ -472,19 +454,33 @@ func (d *Sched) snapshot(now time.Time, window []*spool.Job) (snap policy.Snapsh
 				// though run has not yet moved the job to finished/.
 				continue
 			}
-			start := now
-			if j.Run != nil && !j.Run.StartedAt.IsZero() {
-				start = j.Run.StartedAt
-			}
-			end := start.Add(time.Duration(j.Schedule.PredictedSeconds * float64(time.Second)))
-			if end.Before(now.Add(busyMargin)) {
-				end = now.Add(busyMargin) // overrunning its prediction: still busy
-			}
-			snap.Running = append(snap.Running, policy.RunningJob{ID: j.JID, Name: j.Name, Hosts: j.Schedule.Hosts, Start: start, End: end})
-			for _, h := range j.Schedule.Hosts {
-				if end.After(freeAt[h]) {
-					freeAt[h] = end
-				}
+			active = append(active, j)
+		}
+	}
+	return d.view(now, loads, down, active, read), nil
+}
+
+// view is the snapshot sched hands the policy path, built from what it
+// read, without the spool: the hosts with their loads and when their
+// running work is predicted to end (a down host: busy for downHorizon), the
+// active jobs (runnable and running: their hosts are busy) ending as
+// predicted, and the jobs read (waiting, oldest first) less those only down
+// hosts could run (holdBack). The path then shows a job past its predicted
+// end as the simulator shows it (policy.ShowOverruns) and keeps each job
+// inside one cluster.
+func (d *Sched) view(now time.Time, loads map[string]float64, down map[string]hoststat.DownInfo, active, read []*spool.Job) policy.Snapshot {
+	snap := policy.Snapshot{Now: now}
+	freeAt := map[string]time.Time{}
+	for _, j := range active {
+		start := now
+		if j.Run != nil && !j.Run.StartedAt.IsZero() {
+			start = j.Run.StartedAt
+		}
+		end := start.Add(time.Duration(j.Schedule.PredictedSeconds * float64(time.Second)))
+		snap.Running = append(snap.Running, policy.RunningJob{ID: j.JID, Name: j.Name, Hosts: j.Schedule.Hosts, Start: start, End: end})
+		for _, h := range j.Schedule.Hosts {
+			if end.After(freeAt[h]) {
+				freeAt[h] = end
 			}
 		}
 	}
@@ -495,16 +491,13 @@ func (d *Sched) snapshot(now time.Time, window []*spool.Job) (snap policy.Snapsh
 		}
 		snap.Hosts = append(snap.Hosts, policy.Host{Name: h.Name, Arch: h.Arch, Cluster: h.Cluster, Load: loads[h.Name], FreeAt: free})
 	}
-	for _, j := range window {
+	for _, j := range read {
 		snap.Queue = append(snap.Queue, queuedJob(j, len(d.Hosts)))
-	}
-	if d.clusters > 1 {
-		snap, d.pins, unfit = policy.OneCluster(snap, d.pins)
 	}
 	if len(down) > 0 {
 		snap.Queue = d.holdBack(snap, down)
 	}
-	return snap, unfit, nil
+	return snap
 }
 
 // health re-reads which hosts are down (hoststat.Down: one ReadDir of
@@ -533,25 +526,32 @@ func (d *Sched) health() map[string]hoststat.DownInfo {
 }
 
 // holdBack returns s's queue without the jobs that only down hosts could
-// run (fewer up hosts than they need meet their constraints, though enough
-// hosts do): they wait, unseen by the policy, for the hosts to come back.
-// Seen, they would be planned a year ahead (downHorizon), and a policy that
-// bounds how often a job is overtaken (fpfs, the GA) would in time hold
-// every job behind them for as long as the hosts are down.
+// run: in no cluster do enough up hosts meet their constraints, though in
+// some cluster enough hosts do (a job runs inside one cluster). They wait,
+// unseen by the policy, for the hosts to come back. Seen, they would be
+// planned a year ahead (downHorizon), and a policy that bounds how often a
+// job is overtaken (fpfs, the GA) would in time hold every job behind them
+// for as long as the hosts are down.
 func (d *Sched) holdBack(s policy.Snapshot, down map[string]hoststat.DownInfo) []policy.QueuedJob {
 	q := s.Queue[:0:0]
 	for _, j := range s.Queue {
-		need, all, up := max(j.Min, 1), 0, 0
+		need := max(j.Min, 1)
+		all, up := map[string]int{}, map[string]int{} // by cluster
 		for _, h := range s.Hosts {
 			if (j.Arch == "" || j.Arch == h.Arch) && (j.Cluster == "" || j.Cluster == h.Cluster) {
-				all++
+				all[h.Cluster]++
 				if _, ok := down[h.Name]; !ok {
-					up++
+					up[h.Cluster]++
 				}
 			}
 		}
-		if up < need && all >= need {
-			d.log.Debug("job waits for down hosts", "job", j.ID, "needs", need, "up", up)
+		fits, fitsUp := false, false
+		for c, n := range all {
+			fits = fits || n >= need
+			fitsUp = fitsUp || up[c] >= need
+		}
+		if fits && !fitsUp {
+			d.log.Debug("job waits for down hosts", "job", j.ID, "needs", need)
 			continue
 		}
 		q = append(q, j)

@@ -1,10 +1,14 @@
 package daemons
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"sync"
 	"testing"
 	"time"
 
@@ -15,7 +19,7 @@ import (
 
 // schedSpool makes a spool with n jobs already in queued/, as init leaves
 // them, each needing `need` hosts.
-func schedSpool(t *testing.T, n, need int) *spool.Spool {
+func schedSpool(t testing.TB, n, need int) *spool.Spool {
 	t.Helper()
 	sp := newTestSpool(t)
 	in := sp.As(spool.Init)
@@ -49,7 +53,8 @@ func localHosts(n int) []hoststat.Host {
 }
 
 // Sched places as many jobs as the hosts hold, each on distinct free hosts
-// with its prediction, keeps the window, and publishes the schedule.
+// with its prediction, keeps the jobs the policy reads (a window of 4) in
+// scheduling/, and publishes the schedule.
 func TestSched_PlacesOnFreeHostsAndPublishes(t *testing.T) {
 	for _, name := range []string{"ga-xms", "fifo"} {
 		t.Run(name, func(t *testing.T) {
@@ -58,7 +63,7 @@ func TestSched_PlacesOnFreeHostsAndPublishes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			d := &Sched{Env: Env{Spool: sp}, Hosts: localHosts(4), Policy: pol, Window: 4, Replan: 50 * time.Millisecond}
+			d := &Sched{Env: Env{Spool: sp}, Hosts: localHosts(4), Policy: pol, Replan: 50 * time.Millisecond}
 			stop := startDaemon(t, d.Run)
 			eventually(t, "two jobs runnable", func() bool { return jobsIn(t, sp, spool.Runnable) == 2 })
 			// The 4 jobs left all fit the window of 4: published as planned
@@ -201,4 +206,86 @@ func TestSched_EndedJobFreesItsHosts(t *testing.T) {
 		t.Error("the ended job left running/; only run moves it")
 	}
 	stop()
+}
+
+// spy records the longest queue its policy is shown.
+type spy struct {
+	policy.Policy
+	mu      sync.Mutex
+	longest int
+}
+
+func (s *spy) Plan(ctx context.Context, snap policy.Snapshot) (policy.Plan, error) {
+	s.mu.Lock()
+	s.longest = max(s.longest, len(snap.Queue))
+	s.mu.Unlock()
+	return s.Policy.Plan(ctx, snap)
+}
+
+// Sched hands the policy the head of the queue it reads (Policy.Reads), as
+// the simulator does: easy the whole queue, fifo its window of 20; the jobs
+// it reads wait in scheduling/, the others in queued/.
+func TestSched_HandsThePolicyWhatItReads(t *testing.T) {
+	for _, c := range []struct {
+		name  string
+		reads int // of the 30 jobs
+	}{{"easy", 30}, {"fifo", policy.DefaultWindow}} {
+		t.Run(c.name, func(t *testing.T) {
+			sp := schedSpool(t, 30, 4) // one job at a time on 4 hosts
+			pol, err := policy.New(c.name, policy.Options{Seed: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &spy{Policy: pol}
+			d := &Sched{Env: Env{Spool: sp}, Hosts: localHosts(4), Policy: s, PolicyName: c.name, Replan: 20 * time.Millisecond}
+			stop := startDaemon(t, d.Run)
+			// Once the first job has started, 29 wait: the policy reads
+			// min(29, reads) of them, in scheduling/ once read for
+			// admitAfter.
+			want := min(29, c.reads)
+			eventually(t, "the jobs read in scheduling/", func() bool {
+				return jobsIn(t, sp, spool.Runnable) == 1 && jobsIn(t, sp, spool.Scheduling) == want
+			})
+			stop()
+			if q := jobsIn(t, sp, spool.Queued); q != 29-want {
+				t.Errorf("%d jobs in queued/, want %d", q, 29-want)
+			}
+			if s.longest != c.reads {
+				t.Errorf("the policy was shown up to %d waiting jobs, want %d", s.longest, c.reads)
+			}
+		})
+	}
+}
+
+// One cycle over a queue of 2,000 waiting jobs, all read by the policy
+// (easy), once each file has been parsed and moved to scheduling/: a cycle
+// reads each file but parses none.
+//
+//	go test -run XXX -bench CycleWholeQueue ./daemons
+func BenchmarkSched_CycleWholeQueue(b *testing.B) {
+	sp := schedSpool(b, 2000, 4) // one job at a time on 4 hosts
+	pol, err := policy.New("easy", policy.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	d := &Sched{Env: Env{Spool: sp}, Hosts: localHosts(4), Policy: pol, PolicyName: "easy"}
+	d.sp = sp.As(spool.Sched)
+	d.cache = d.sp.NewCache()
+	d.log = slog.New(slog.NewTextHandler(io.Discard, nil))
+	d.path = policy.Decider{Policy: pol}
+	ctx := context.Background()
+	for range 2 { // the first start, then the rest to scheduling/
+		if _, err := d.cycle(ctx); err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(admitAfter)
+	}
+	if n := jobsIn(b, sp, spool.Scheduling); n != 1999 {
+		b.Fatalf("%d jobs in scheduling/, want 1999", n)
+	}
+	for b.Loop() {
+		if _, err := d.cycle(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
 }

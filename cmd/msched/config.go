@@ -30,7 +30,7 @@ var configKeys = []configKey{
 	{"hardware", "", "hardware database (architecture speeds); \"\": the built-in one (models/hardware.yaml)"},
 	{"policy", "ga-xms", "scheduling policy: ga-xms (the MS paper's XMS cost), ga-ms (makespan), fifo or greedy"},
 	{"ga.population", 60, "individuals in the live GA population (the paper's 60)"},
-	{"ga.window", 20, "queued jobs in the GA's pool (scheduling/); the rest wait in queued/ in arrival order"},
+	{"ga.window", 20, "waiting jobs the GA policies (and fifo, greedy) read, oldest first, in scheduling/; the rest wait in queued/ (the other policies read the whole queue)"},
 	{"ga.max_jumps", 7, "times a job may be overtaken by later jobs before it must be placed next (FPFS's MaxJumps)"},
 	{"ga.time_budget", "10ms", "wall time the GA evolves per decision (~30 generations; the population carries over, and sched replans every second while jobs wait)"},
 	{"ga.stall", 10, "in a burst (a decision within 200 ms of the last), stop evolving once the best schedule has not improved for this many generations; -1: always use the whole time budget"},

@@ -208,7 +208,7 @@ func (s *system) sched(ctx context.Context) (*daemons.Sched, error) {
 	go daemons.PublishSchedStats(ctx, s.sp, 5*time.Second, ev, gens)
 	return &daemons.Sched{
 		Env: s.env(), Hosts: s.hosts, Policy: pol, PolicyName: s.cfg.Policy,
-		StatsDir: s.statsDir(), Window: s.cfg.Window,
+		StatsDir: s.statsDir(),
 	}, nil
 }
 
