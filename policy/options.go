@@ -29,20 +29,23 @@ type Options struct {
 	// decisions come every few tens of milliseconds, the population carries
 	// over from one to the next, and the rest of each budget would mostly
 	// be spent confirming the best. Replans of a quiet queue keep the whole
-	// budget. 0: DefaultStall; < 0: never. The MS GAs do not use it with
-	// Generations (simulation), which stays a fixed count; ga-plan ends
-	// every decision's evolution after Stall generations without
-	// improvement, live and in simulation (a count, so a simulation stays
-	// reproducible).
+	// budget. 0: DefaultStall; < 0: never. Not used with Generations
+	// (simulation), which stays a fixed count. (ga-plan has its own:
+	// PlanOptions.Stall.)
 	Stall int
 
-	// Schedule-based GA (ga-plan) settings.
+	// Plan configures ga-plan.
+	Plan PlanOptions
+}
+
+// PlanOptions configure the schedule-based GA (ga-plan). Zero values take
+// the defaults below.
+type PlanOptions struct {
 	// Objective is what it minimises over the plan's predicted times:
 	// ObjectiveMixed (default), ObjectiveWait, ObjectiveBSLD or
-	// ObjectiveResponse. Population and Stall default to
-	// DefaultPlanPopulation and DefaultPlanStall for ga-plan.
+	// ObjectiveResponse.
 	Objective string
-	// Slack is how much later than its start in the plan at its arrival a
+	// Slack is how much later than its start in the plan when first seen a
 	// job may be planned (the starvation bound); default DefaultSlack; < 0:
 	// no bound.
 	Slack time.Duration
@@ -50,6 +53,13 @@ type Options struct {
 	// first IdleHorizon (an XMS-like term); 0: DefaultIdleWeight; < 0: not
 	// counted.
 	IdleWeight float64
+	// Population is the number of individuals; default
+	// DefaultPlanPopulation.
+	Population int
+	// Stall ends a decision's evolution after this many generations without
+	// improvement, within Options.Generations (simulation) or
+	// Options.TimeBudget (live); default DefaultPlanStall; < 0: never.
+	Stall int
 }
 
 // The objectives of ga-plan, over the plan's predicted starts and run
@@ -104,14 +114,20 @@ func (o Options) withDefaults() Options {
 	if o.Stall == 0 {
 		o.Stall = DefaultStall
 	}
-	if o.Objective == "" {
-		o.Objective = ObjectiveMixed
+	if o.Plan.Objective == "" {
+		o.Plan.Objective = ObjectiveMixed
 	}
-	if o.IdleWeight == 0 {
-		o.IdleWeight = DefaultIdleWeight
+	if o.Plan.IdleWeight == 0 {
+		o.Plan.IdleWeight = DefaultIdleWeight
 	}
-	if o.Slack == 0 {
-		o.Slack = DefaultSlack
+	if o.Plan.Slack == 0 {
+		o.Plan.Slack = DefaultSlack
+	}
+	if o.Plan.Population <= 0 {
+		o.Plan.Population = DefaultPlanPopulation
+	}
+	if o.Plan.Stall == 0 {
+		o.Plan.Stall = DefaultPlanStall
 	}
 	if o.Fallback <= 0 {
 		o.Fallback = time.Hour

@@ -26,9 +26,9 @@ var _ = register("ga-plan", func(o Options) (Policy, error) { return newPlanGA(o
 //     predicted ends and the jobs placed before it: conservative
 //     backfilling is the decoder of the arrival order. A running job past
 //     its predicted end holds its hosts until just after now (machine.load).
-//   - The objective (Options.Objective) scores the plan on predicted times:
+//   - The objective (PlanOptions.Objective) scores the plan on predicted times:
 //     mean wait, mean bounded slowdown, their sum with waits in WaitUnit
-//     (the default), or mean response; plus Options.IdleWeight times the
+//     (the default), or mean response; plus PlanOptions.IdleWeight times the
 //     share of hosts left idle over the first IdleHorizon of the plan (an
 //     XMS-like term). Ties go to earlier starts.
 //   - Each decision seeds the population with the arrival (FCFS), shortest-
@@ -39,7 +39,7 @@ var _ = register("ga-plan", func(o Options) (Policy, error) { return newPlanGA(o
 //   - Starvation bound: a job that arrives is given a deadline, its start
 //     in the carried plan (the schedule in use, in which it is placed at its
 //     earliest fit after every job already planned, as conservative
-//     backfilling places an arrival) plus Options.Slack. A plan in which any
+//     backfilling places an arrival) plus PlanOptions.Slack. A plan in which any
 //     job starts after its deadline is infeasible; the carried plan, whose
 //     jobs only ever move earlier (it is compressed, as conservative
 //     compresses its reservations), is always feasible and is used when the
@@ -164,17 +164,11 @@ func (d *decoded) copyFrom(e *decoded) {
 }
 
 func newPlanGA(o Options) (*planGA, error) {
-	if o.Population <= 0 {
-		o.Population = DefaultPlanPopulation
-	}
-	if o.Stall == 0 {
-		o.Stall = DefaultPlanStall
-	}
 	o = o.withDefaults()
-	switch o.Objective {
+	switch o.Plan.Objective {
 	case ObjectiveWait, ObjectiveBSLD, ObjectiveMixed, ObjectiveResponse:
 	default:
-		return nil, fmt.Errorf("policy: ga-plan: unknown objective %q (known: %s)", o.Objective, strings.Join(Objectives(), ", "))
+		return nil, fmt.Errorf("policy: ga-plan: unknown objective %q (known: %s)", o.Plan.Objective, strings.Join(Objectives(), ", "))
 	}
 	return &planGA{o: o, m: newMachine(o), rng: rand.New(rand.NewSource(o.Seed)),
 		pos: map[string]int{}, held: map[string]heldResv{}, deadline: map[string]int64{}, durs: map[string]durEntry{}}, nil
@@ -436,7 +430,7 @@ func (p *planGA) score(d *decoded) planCost {
 		wait := float64(s + j.sub)
 		dur := float64(d.dur[k])
 		c.tie += float64(s) / 1e9
-		switch p.o.Objective {
+		switch p.o.Plan.Objective {
 		case ObjectiveBSLD:
 			c.obj += math.Max(1, (wait+dur)/math.Max(dur, float64(sldBound)))
 		case ObjectiveMixed:
@@ -448,8 +442,8 @@ func (p *planGA) score(d *decoded) planCost {
 		}
 	}
 	c.obj /= float64(len(p.jobs))
-	if p.o.IdleWeight > 0 {
-		c.obj += p.o.IdleWeight * p.idle()
+	if p.o.Plan.IdleWeight > 0 {
+		c.obj += p.o.Plan.IdleWeight * p.idle()
 	}
 	return c
 }
@@ -529,8 +523,8 @@ func (p *planGA) carried() {
 		}
 		p.place(k, -1, 0, d)
 		id := m.jobs[k].q.ID
-		dl := sat(d.start[k], int64(max(p.o.Slack, 0)))
-		if p.o.Slack < 0 {
+		dl := sat(d.start[k], int64(max(p.o.Plan.Slack, 0)))
+		if p.o.Plan.Slack < 0 {
 			dl = never
 		}
 		if old, ok := p.deadline[id]; ok {

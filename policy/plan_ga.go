@@ -174,7 +174,7 @@ func (p *planGA) evolve(ctx context.Context) (bool, error) {
 		return false, nil
 	}
 	p.remap()
-	size := max(p.o.Population, 8)
+	size := max(p.o.Plan.Population, 8)
 	for len(p.pop) < size {
 		p.pop = append(p.pop, indiv{})
 	}
@@ -232,7 +232,7 @@ func (p *planGA) evolve(ctx context.Context) (bool, error) {
 		} else if gens >= p.o.Generations {
 			break
 		}
-		if p.o.Stall > 0 && stall >= p.o.Stall {
+		if p.o.Plan.Stall > 0 && stall >= p.o.Plan.Stall {
 			break
 		}
 	}

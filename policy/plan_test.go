@@ -33,7 +33,7 @@ func TestPlanGA_NeverWorseThanItsSeeds(t *testing.T) {
 	for _, obj := range []string{ObjectiveWait, ObjectiveBSLD, ObjectiveMixed} {
 		t.Run(obj, func(t *testing.T) {
 			rng := rand.New(rand.NewSource(5))
-			p := newPlanForTest(t, Options{Objective: obj, IdleWeight: 0.5, Population: 16})
+			p := newPlanForTest(t, Options{Plan: PlanOptions{Objective: obj, IdleWeight: 0.5, Population: 16}})
 			checked := 0
 			for i := 0; i < 300; i++ {
 				s := randomSnapshot(rng, i%3 == 0)
@@ -149,7 +149,7 @@ func TestPlanGA_ChoosesFastHosts(t *testing.T) {
 
 // The objective names are checked.
 func TestPlanGA_UnknownObjective(t *testing.T) {
-	if _, err := New("ga-plan", Options{Objective: "makespan"}); err == nil {
+	if _, err := New("ga-plan", Options{Plan: PlanOptions{Objective: "makespan"}}); err == nil {
 		t.Fatal("no error for an unknown objective")
 	}
 }

@@ -50,7 +50,7 @@ func TestPlanGA_NoJobWaitsPastItsDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := policy.New("ga-plan", policy.Options{Predictor: s.Predictor(), Seed: 1, Generations: 20, Slack: time.Minute})
+	p, err := policy.New("ga-plan", policy.Options{Predictor: s.Predictor(), Seed: 1, Generations: 20, Plan: policy.PlanOptions{Slack: time.Minute}})
 	if err != nil {
 		t.Fatal(err)
 	}
