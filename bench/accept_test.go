@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"msched/policy"
 	"msched/workload"
 )
 
@@ -79,6 +80,42 @@ func TestConvergence_SameSeedSameResult(t *testing.T) {
 		for i := range a.Curves[m].Mean {
 			if a.Curves[m].Mean[i] != b.Curves[m].Mean[i] {
 				t.Fatalf("%s curve differs at %d evaluations", m, a.Curves[m].Evals[i])
+			}
+		}
+	}
+}
+
+// Issue 12's acceptance on the SDSC-SP2 sample (128 processors), at one
+// seed (`msched bench traces` runs three): with request and with exact
+// estimates, ga-plan's mean bounded slowdown is at most 0.65 of EASY's and
+// its mean wait at most 0.72 of EASY's, and it beats conservative
+// backfilling and lwf on both.
+func TestTraces_GAPlanBeatsEasyOnSDSC(t *testing.T) {
+	tr, err := ReadTrace("../workload/testdata/SDSC-SP2-1998-4.2-cln.first5k.swf", 128)
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs, err := Traces(context.Background(), TracesConfig{Traces: []Trace{tr}, Seeds: 1,
+		Policies: []string{"easy", "conservative", "lwf", "ga-plan"},
+		Options:  policy.Options{Generations: 50}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	by := map[string]TraceRun{}
+	for _, r := range runs {
+		by[r.Estimate+" "+r.Policy] = r
+		t.Logf("%s %s: wait %.1f s, bsld %.2f, max wait %.0f s, %.2f ms/decision (p95 %.2f)",
+			r.Estimate, r.Policy, r.MeanWait, r.MeanBSD, r.MaxWait, r.MeanDecisionMS, r.P95DecisionMS)
+	}
+	for _, est := range []string{"request", "exact"} {
+		g := by[est+" ga-plan"]
+		if g.RatioWait == nil || g.RatioBSLD == nil || *g.RatioWait > 0.72 || *g.RatioBSLD > 0.65 {
+			t.Errorf("%s: ga-plan's ratios to easy: wait %v (want ≤ 0.72), bsld %v (want ≤ 0.65)", est, fmtRatio(g.RatioWait), fmtRatio(g.RatioBSLD))
+		}
+		for _, other := range []string{"conservative", "lwf"} {
+			o := by[est+" "+other]
+			if !(g.MeanWait < o.MeanWait && g.MeanBSD < o.MeanBSD) {
+				t.Errorf("%s: ga-plan %.1f s / %.2f does not beat %s %.1f s / %.2f", est, g.MeanWait, g.MeanBSD, other, o.MeanWait, o.MeanBSD)
 			}
 		}
 	}
