@@ -4,12 +4,15 @@ import (
 	"bytes"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/spf13/viper"
 
 	"msched/launch"
 	"msched/notify"
+	"msched/policy"
 	"msched/spool"
 )
 
@@ -28,13 +31,18 @@ var configKeys = []configKey{
 	{"hosts", "", "hosts file (YAML list of name, arch, cluster, address); \"\": <spool>/db/hosts.yaml, written by the first `msched up` with this machine's CPUs"},
 	{"models", "", "directory of performance model files (*.yaml); \"\": <spool>/models, where the first `msched up` copies the examples' models"},
 	{"hardware", "", "hardware database (architecture speeds); \"\": the built-in one (models/hardware.yaml)"},
-	{"policy", "ga-xms", "scheduling policy: ga-xms (the MS paper's XMS cost), ga-ms (makespan), fifo or greedy"},
+	{"policy", "ga-xms", "scheduling policy: ga-plan (schedule-based GA over the whole queue), ga-xms (the MS paper's XMS cost), ga-ms (makespan), easy, easy-fast, conservative, lwf, fcfs, … (msched simulate --help lists them)"},
 	{"ga.population", 60, "individuals in the live GA population (the paper's 60)"},
 	{"ga.window", 20, "waiting jobs the GA policies (and fifo, greedy) read, oldest first, in scheduling/; the rest wait in queued/ (the other policies read the whole queue)"},
 	{"ga.max_jumps", 7, "times a job may be overtaken by later jobs before it must be placed next (FPFS's MaxJumps)"},
 	{"ga.time_budget", "10ms", "wall time the GA evolves per decision (~30 generations; the population carries over, and sched replans every second while jobs wait)"},
 	{"ga.stall", 10, "in a burst (a decision within 200 ms of the last), stop evolving once the best schedule has not improved for this many generations; -1: always use the whole time budget"},
 	{"ga.seed", 0, "seed of the GA's random choices; 0: a new seed at every start (logged, so a run can be replayed)"},
+	{"plan.objective", policy.ObjectiveMixed, "ga-plan's objective over the plan's predicted times: mixed (mean bounded slowdown plus mean wait in hours), wait, bsld or response"},
+	{"plan.slack", policy.DefaultSlack.String(), "ga-plan's starvation bound: a job starts no later than its place in the plan when first seen plus this (unless a running job overruns its estimate); -1s: no bound"},
+	{"plan.idle_weight", policy.DefaultIdleWeight, "weight of the share of hosts ga-plan's plan leaves idle over its first hour (an XMS-like term); -1: not counted"},
+	{"plan.population", policy.DefaultPlanPopulation, "individuals in ga-plan's live population"},
+	{"plan.stall", policy.DefaultPlanStall, "ga-plan ends a decision's evolution after this many generations without improvement (within ga.time_budget live); -1: never"},
 	{"run.max_attempts", 3, "starts tried for a job that cannot start before it is rejected"},
 	{"run.kill_grace", "10s", "time between SIGTERM and SIGKILL when a job is cancelled or exceeds its walltime"},
 	{"run.path", launch.DefaultPath, "PATH of every job's environment (a job file's env: may set another)"},
@@ -124,6 +132,7 @@ type config struct {
 	MaxJumps     int
 	TimeBudget   time.Duration
 	Stall        int
+	Plan         policy.PlanOptions // plan.*
 	Seed         int64
 	MaxAttempts  int
 	KillGrace    time.Duration
@@ -151,6 +160,12 @@ func readConfig(v *viper.Viper) (config, error) {
 		MaxJumps:     v.GetInt("ga.max_jumps"),
 		Stall:        v.GetInt("ga.stall"),
 		Seed:         v.GetInt64("ga.seed"),
+		Plan: policy.PlanOptions{
+			Objective:  v.GetString("plan.objective"),
+			IdleWeight: v.GetFloat64("plan.idle_weight"),
+			Population: v.GetInt("plan.population"),
+			Stall:      v.GetInt("plan.stall"),
+		},
 		MaxAttempts:  v.GetInt("run.max_attempts"),
 		Web:          v.GetString("web.addr"),
 		RunPath:      v.GetString("run.path"),
@@ -179,10 +194,18 @@ func readConfig(v *viper.Viper) (config, error) {
 		}
 		*d.dst = t
 	}
+	slack := v.GetString("plan.slack")
+	var err error
+	if c.Plan.Slack, err = time.ParseDuration(slack); err != nil {
+		return c, fmt.Errorf("config: plan.slack: %q is not a duration like 12h (negative: no bound)", slack)
+	}
+	if !slices.Contains(policy.Objectives(), c.Plan.Objective) {
+		return c, fmt.Errorf("config: plan.objective: %q is not one of %s", c.Plan.Objective, strings.Join(policy.Objectives(), ", "))
+	}
 	for _, n := range []struct {
 		key string
 		v   int
-	}{{"ga.population", c.Population}, {"ga.window", c.Window}, {"run.max_attempts", c.MaxAttempts}} {
+	}{{"ga.population", c.Population}, {"ga.window", c.Window}, {"plan.population", c.Plan.Population}, {"run.max_attempts", c.MaxAttempts}} {
 		if n.v < 1 {
 			return c, fmt.Errorf("config: %s: must be ≥ 1, got %d", n.key, n.v)
 		}
@@ -197,7 +220,6 @@ func readConfig(v *viper.Viper) (config, error) {
 	if c.ModelsDir == "" {
 		c.ModelsDir = filepath.Join(c.Spool, "models")
 	}
-	var err error
 	if c.Learn, err = readLearning(v); err != nil {
 		return c, err
 	}

@@ -148,11 +148,11 @@ func hostsMachine(file string) (sim.Machine, error) {
 	return sim.FromHosts(hs, models.DefaultHardware()), nil
 }
 
-// simOptions are the policy options of a simulation: the configured GA
-// (population, pool, overtaking bound) with a budget of gens generations
-// per decision instead of the live time budget.
+// simOptions are the policy options of a simulation: the configured GAs
+// (population, pool, overtaking bound; ga-plan's plan.* settings) with a
+// budget of gens generations per decision instead of the live time budget.
 func simOptions(cfg config, gens int) policy.Options {
-	return policy.Options{Generations: gens, Population: cfg.Population, Window: cfg.Window, MaxJumps: cfg.MaxJumps}
+	return policy.Options{Generations: gens, Population: cfg.Population, Window: cfg.Window, MaxJumps: cfg.MaxJumps, Plan: cfg.Plan}
 }
 
 func simulateTable(w io.Writer, ms []sim.Metrics) error {

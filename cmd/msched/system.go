@@ -194,6 +194,7 @@ func (s *system) sched(ctx context.Context) (*daemons.Sched, error) {
 		MaxJumps:   s.cfg.MaxJumps,
 		TimeBudget: s.cfg.TimeBudget,
 		Stall:      s.cfg.Stall,
+		Plan:       s.cfg.Plan,
 	})
 	if err != nil {
 		return nil, err
