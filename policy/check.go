@@ -36,17 +36,50 @@ func (f Fault) Error() string { return "policy: " + f.Part + " " + f.Job + ": " 
 // than matching them, and names what it finds), never a wrong one.
 func Check(s Snapshot, p Plan) []Fault {
 	var c checker
-	return c.check(s, p)
+	var x hostIndex
+	x.update(s.Hosts)
+	return c.check(s, p, &x)
+}
+
+// hostIndex indexes a snapshot's hosts by name. It is rebuilt only when
+// the hosts' names or clusters change, which they seldom do from one
+// decision to the next.
+type hostIndex struct {
+	names, clusters []string
+	of              map[string]int32 // host name → index (the first, if named twice)
+	many            bool             // hosts in more than one cluster
+}
+
+// update makes x the index of hs.
+func (x *hostIndex) update(hs []Host) {
+	same := len(hs) == len(x.names)
+	for i := 0; same && i < len(hs); i++ {
+		same = hs[i].Name == x.names[i] && hs[i].Cluster == x.clusters[i]
+	}
+	if same {
+		return
+	}
+	x.names, x.clusters = x.names[:0], x.clusters[:0]
+	if x.of == nil {
+		x.of = make(map[string]int32, len(hs))
+	}
+	clear(x.of)
+	for i, h := range hs {
+		x.names = append(x.names, h.Name)
+		x.clusters = append(x.clusters, h.Cluster)
+		if _, dup := x.of[h.Name]; !dup {
+			x.of[h.Name] = int32(i)
+		}
+	}
+	x.many = manyClusters(hs)
 }
 
 // checker is Check with buffers kept from one call to the next: a Decider
 // checks every plan, and the simulator makes ~10,000 decisions a trace, so
 // a call builds no map it can reuse and formats no text but its faults'.
 type checker struct {
-	names []string         // the hosts index is for, in order
-	index map[string]int32 // host name → index in s.Hosts
-	held  []int32          // per host: heldFree, heldBusy, a running job (≥ 0) or heldBy-k (started by StartNow[k])
-	seen  []int32          // per host: the last placement (mark) that named it
+	held  []int32 // per host: heldFree, heldBusy, a running job (≥ 0) or heldBy-k (started by StartNow[k])
+	seen  []int32 // per host: the last placement (mark) that named it
 	mark  int32
 	queue map[string]int32 // job ID → index in s.Queue
 	dec   []uint8          // per queued job: the part that decided it (0: none)
@@ -60,24 +93,11 @@ const (
 
 var partNames = [...]string{1: "reject", 2: "start", 3: "later"}
 
-func (c *checker) check(s Snapshot, p Plan) []Fault {
+// check is Check, with x the index of s's hosts.
+func (c *checker) check(s Snapshot, p Plan, x *hostIndex) []Fault {
 	if len(p.StartNow) == 0 && len(p.Later) == 0 && len(p.Reject) == 0 {
 		return nil
 	}
-	if !c.sameHosts(s.Hosts) {
-		c.names = c.names[:0]
-		if c.index == nil {
-			c.index = make(map[string]int32, len(s.Hosts))
-		}
-		clear(c.index)
-		for i, h := range s.Hosts {
-			c.names = append(c.names, h.Name)
-			if _, dup := c.index[h.Name]; !dup {
-				c.index[h.Name] = int32(i)
-			}
-		}
-	}
-	many := manyClusters(s.Hosts)
 	c.held = resize(c.held, len(s.Hosts))
 	c.seen = resize(c.seen, len(s.Hosts))
 	for i := range s.Hosts {
@@ -89,8 +109,8 @@ func (c *checker) check(s Snapshot, p Plan) []Fault {
 	if len(p.StartNow) > 0 { // only starts need to know what holds a host
 		for r := range s.Running {
 			for _, h := range s.Running[r].Hosts {
-				if x, ok := c.index[h]; ok {
-					c.held[x] = int32(r)
+				if k, ok := x.of[h]; ok {
+					c.held[k] = int32(r)
 				}
 			}
 		}
@@ -131,14 +151,14 @@ func (c *checker) check(s Snapshot, p Plan) []Fault {
 		c.mark++
 		cluster := ""
 		for i, name := range pl.Hosts {
-			x, ok := c.index[name]
+			k, ok := x.of[name]
 			if !ok {
 				refuse("unknown host %q", name)
 				return false
 			}
-			h := &s.Hosts[x]
+			h := &s.Hosts[k]
 			switch {
-			case c.seen[x] == c.mark:
+			case c.seen[k] == c.mark:
 				refuse("host %s given twice", name)
 				return false
 			case q.Arch != "" && h.Arch != q.Arch:
@@ -147,11 +167,11 @@ func (c *checker) check(s Snapshot, p Plan) []Fault {
 			case q.Cluster != "" && h.Cluster != q.Cluster:
 				refuse("host %s is in cluster %q, the job wants %q", name, h.Cluster, q.Cluster)
 				return false
-			case i > 0 && h.Cluster != cluster && many:
+			case i > 0 && h.Cluster != cluster && x.many:
 				refuse("hosts in clusters %q and %q: a job runs inside one cluster", cluster, h.Cluster)
 				return false
 			}
-			c.seen[x] = c.mark
+			c.seen[k] = c.mark
 			cluster = h.Cluster
 		}
 		return true
@@ -174,8 +194,8 @@ func (c *checker) check(s Snapshot, p Plan) []Fault {
 		}
 		var busy []string
 		for _, h := range pl.Hosts {
-			if x := c.index[h]; c.held[x] != heldFree {
-				busy = append(busy, h+" ("+c.why(s, p, x)+")")
+			if k := x.of[h]; c.held[k] != heldFree {
+				busy = append(busy, h+" ("+c.why(s, p, k)+")")
 			}
 		}
 		if len(busy) > 0 {
@@ -184,7 +204,7 @@ func (c *checker) check(s Snapshot, p Plan) []Fault {
 		}
 		c.dec[c.queue[pl.Job]] = 2
 		for _, h := range pl.Hosts {
-			c.held[c.index[h]] = heldBy - int32(i)
+			c.held[x.of[h]] = heldBy - int32(i)
 		}
 	}
 	for i, pl := range p.Later {
@@ -193,19 +213,6 @@ func (c *checker) check(s Snapshot, p Plan) []Fault {
 		}
 	}
 	return faults
-}
-
-// sameHosts reports whether hs are the hosts c.index is for.
-func (c *checker) sameHosts(hs []Host) bool {
-	if len(hs) != len(c.names) {
-		return false
-	}
-	for i := range hs {
-		if hs[i].Name != c.names[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // why says what holds host x.

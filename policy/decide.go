@@ -24,31 +24,43 @@ const OverrunMargin = time.Second
 // are (the simulator keeps its snapshot's from one decision to the next):
 // when a job has overrun, the result has copies of Running and Hosts.
 func ShowOverruns(s Snapshot, margin time.Duration) Snapshot {
+	var o overruns
+	var x hostIndex
+	x.update(s.Hosts)
+	return o.show(s, margin, &x)
+}
+
+// overruns is ShowOverruns with its copies kept from one call to the next
+// (a Decider's): the simulator makes ~10,000 decisions a trace, and while
+// a job overruns each one shows it.
+type overruns struct {
+	running []RunningJob
+	hosts   []Host
+}
+
+// show is ShowOverruns, with x the index of s's hosts. The result's slices
+// are o's until the next call.
+func (o *overruns) show(s Snapshot, margin time.Duration, x *hostIndex) Snapshot {
 	end := s.Now.Add(margin)
-	var over map[string]bool // hosts of overrunning jobs
-	for i := range s.Running {
-		if !s.Running[i].End.Before(end) {
-			continue
-		}
-		if over == nil {
-			over = map[string]bool{}
-			s.Running = slices.Clone(s.Running)
-		}
-		r := &s.Running[i]
-		r.End = end
-		for _, h := range r.Hosts {
-			over[h] = true
-		}
-	}
-	if over == nil {
+	first := slices.IndexFunc(s.Running, func(r RunningJob) bool { return r.End.Before(end) })
+	if first < 0 {
 		return s
 	}
-	s.Hosts = slices.Clone(s.Hosts)
-	for i := range s.Hosts {
-		if h := &s.Hosts[i]; over[h.Name] && h.FreeAt.Before(end) {
-			h.FreeAt = end
+	o.running = append(o.running[:0], s.Running...)
+	o.hosts = append(o.hosts[:0], s.Hosts...)
+	for i := first; i < len(o.running); i++ {
+		r := &o.running[i]
+		if !r.End.Before(end) {
+			continue
+		}
+		r.End = end
+		for _, name := range r.Hosts {
+			if k, ok := x.of[name]; ok && o.hosts[k].FreeAt.Before(end) {
+				o.hosts[k].FreeAt = end
+			}
 		}
 	}
+	s.Running, s.Hosts = o.running, o.hosts
 	return s
 }
 
@@ -77,12 +89,15 @@ func Head(p Policy, queue []QueuedJob) []QueuedJob {
 type Decider struct {
 	Policy Policy
 	pins   map[string]string // the cluster OneCluster gave each waiting job
+	hosts  hostIndex
+	over   overruns
 	check  checker
 }
 
 // Decision is one pass of the path.
 type Decision struct {
 	// Snapshot is what the policy read: the snapshot after steps 1 to 3.
+	// Its slices may be the Decider's, reused by the next Decide.
 	Snapshot Snapshot
 	// Plan is the policy's plan, with OneCluster's rejections (jobs no one
 	// cluster can hold; the policy never saw them) after its own in Reject.
@@ -94,15 +109,20 @@ type Decision struct {
 // Decide runs the path on s; see Decider. s's slices are left as they are.
 // On a policy error the Decision holds the snapshot the policy read.
 func (d *Decider) Decide(ctx context.Context, s Snapshot) (Decision, error) {
-	s = ShowOverruns(s, OverrunMargin)
+	d.hosts.update(s.Hosts)
+	s = d.over.show(s, OverrunMargin, &d.hosts)
 	s.Queue = Head(d.Policy, s.Queue)
 	var unfit []Rejection
-	s, d.pins, unfit = OneCluster(s, d.pins)
+	if d.hosts.many {
+		s, d.pins, unfit = OneCluster(s, d.pins)
+	} else {
+		d.pins = nil
+	}
 	plan, err := d.Policy.Plan(ctx, s)
 	if err != nil {
 		return Decision{Snapshot: s}, err
 	}
-	dec := Decision{Snapshot: s, Plan: plan, Faults: d.check.check(s, plan)}
+	dec := Decision{Snapshot: s, Plan: plan, Faults: d.check.check(s, plan, &d.hosts)}
 	if len(unfit) > 0 {
 		// Clip: the policy's Reject may share an array it reuses.
 		dec.Plan.Reject = append(slices.Clip(plan.Reject), unfit...)
