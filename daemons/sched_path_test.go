@@ -41,12 +41,12 @@ func (l *lockstep) Plan(ctx context.Context, s policy.Snapshot) (policy.Plan, er
 	var active, read []*spool.Job
 	var reading []waitingJob
 	for _, r := range s.Running {
-		active = append(active, &spool.Job{JID: r.ID, Name: r.Name, Command: []string{"true"},
+		active = append(active, &spool.Job{JID: r.ID, Name: r.Name,
 			Schedule: &spool.Schedule{Hosts: r.Hosts, PredictedSeconds: r.End.Sub(r.Start).Seconds()},
 			Run:      &spool.RunInfo{StartedAt: r.Start}})
 	}
 	for _, q := range s.Queue {
-		read = append(read, &spool.Job{JID: q.ID, Name: q.Name, Command: []string{"true"}, SubmittedAt: q.Submit,
+		read = append(read, &spool.Job{JID: q.ID, Name: q.Name, SubmittedAt: q.Submit,
 			Hosts: &spool.Hosts{Count: q.Min}, Walltime: spool.Duration(q.Estimate)})
 		reading = append(reading, waitingJob{JID: q.ID, State: spool.Queued})
 	}
@@ -58,6 +58,11 @@ func (l *lockstep) Plan(ctx context.Context, s policy.Snapshot) (policy.Plan, er
 	at := fmt.Sprintf("%s at %s", l.Name(), s.Now.Sub(sim.Epoch))
 	if len(dec.Faults) > 0 {
 		l.t.Fatalf("%s: the daemon's path refused %v", at, dec.Faults)
+	}
+	// The policies were shown the same: queue, running jobs' ends, when
+	// each host is free (speed and load aside: the machine is identical).
+	if a, b := shown(dec.Snapshot), shown(s); a != b {
+		l.t.Fatalf("%s: the daemon's policy was shown\n%s\nthe simulator's\n%s", at, a, b)
 	}
 	var want, got []string
 	for _, pl := range plan.StartNow {
@@ -87,6 +92,27 @@ func (l *lockstep) Plan(ctx context.Context, s policy.Snapshot) (policy.Plan, er
 		l.t.Fatalf("%s:\nthe daemon's path:\n  %s\nthe simulator's:\n  %s", at, strings.Join(got, "\n  "), strings.Join(want, "\n  "))
 	}
 	return plan, nil
+}
+
+// shown is what a snapshot shows a policy, as text.
+func shown(s policy.Snapshot) string {
+	var b strings.Builder
+	for _, q := range s.Queue {
+		fmt.Fprintf(&b, "%s %d..%d est %v; ", q.ID, q.Min, q.Max, q.Estimate)
+	}
+	b.WriteString("\n")
+	for _, r := range s.Running {
+		fmt.Fprintf(&b, "%s on %v %s..%s; ", r.ID, r.Hosts, r.Start.Sub(s.Now), r.End.Sub(s.Now))
+	}
+	b.WriteString("\n")
+	for _, h := range s.Hosts {
+		free := "free"
+		if h.FreeAt.After(s.Now) {
+			free = h.FreeAt.Sub(s.Now).String()
+		}
+		fmt.Fprintf(&b, "%s %s; ", h.Name, free)
+	}
+	return b.String()
 }
 
 // One sequence of states through both paths: a bursty workload (queues
