@@ -380,19 +380,7 @@ func (p *planGA) unplace(k int, d *decoded) {
 		return
 	}
 	cls := p.cls.doms[p.jobs[k].doms[d.dom[k]].dom].cls
-	c := p.work.c
-	lo := p.work.split(d.start[k])
-	hi := len(p.work.at)
-	if e := sat(d.start[k], d.dur[k]); e != never {
-		hi = p.work.split(e)
-	}
-	for x, cl := range cls {
-		if g := d.got[k][x]; g > 0 {
-			for i := lo; i < hi; i++ {
-				p.work.free[i*c+cl] += g
-			}
-		}
-	}
+	p.work.give(cls, d.got[k], d.start[k], d.dur[k])
 }
 
 // decode places the jobs in ord's order with domain genes dom, into d, and

@@ -65,7 +65,7 @@ func BenchmarkPlanGA(b *testing.B) {
 		})
 		b.Run(fmt.Sprintf("generation/jobs=200/procs=%d/pop=%d", procs, len(p.pop)), func(b *testing.B) {
 			for b.Loop() {
-				p.step()
+				p.step(time.Time{})
 			}
 		})
 	}

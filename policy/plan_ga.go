@@ -197,39 +197,54 @@ func (p *planGA) evolve(ctx context.Context) (bool, error) {
 			p.mutate(in)
 		}
 	}
-	for i := range p.pop {
-		p.pop[i].cost = p.decode(p.pop[i].ord, p.pop[i].dom, &p.dec)
+	// Live, the time budget bounds the whole decision: with a long queue a
+	// decode takes long, and the carried plan is there if nothing else
+	// gets evaluated in time.
+	start := time.Now()
+	var stop time.Time
+	if p.o.TimeBudget > 0 {
+		stop = start.Add(p.o.TimeBudget)
 	}
-	p.sortPop()
-	// The seeds replace the worst individuals.
-	for x, s := range seeds {
-		in := &p.pop[len(p.pop)-1-x]
-		in.ord = append(in.ord[:0], s...)
-		for k := range in.dom {
-			in.dom[k] = -1
+	spent := func() bool { return !stop.IsZero() && !time.Now().Before(stop) }
+	if stop.IsZero() {
+		for i := range p.pop {
+			p.pop[i].cost = p.decode(p.pop[i].ord, p.pop[i].dom, &p.dec)
 		}
-		in.cost = p.decode(in.ord, in.dom, &p.dec)
+		p.sortPop()
+		// The seeds replace the worst individuals.
+		for x, s := range seeds {
+			p.reseed(&p.pop[len(p.pop)-1-x], s)
+		}
+	} else {
+		// The seeds replace the last decision's worst, and are evaluated
+		// first; then the others while the budget lasts.
+		for x, s := range seeds {
+			p.reseed(&p.pop[len(p.pop)-1-x], s)
+		}
+		for i := range p.pop[:len(p.pop)-len(seeds)] {
+			if spent() {
+				p.pop[i].cost = planCost{viol: math.Inf(1)}
+				continue
+			}
+			p.pop[i].cost = p.decode(p.pop[i].ord, p.pop[i].dom, &p.dec)
+		}
 	}
 	p.sortPop()
 
-	start, gens, stall := time.Now(), 0, 0
-	for {
+	gens, stall := 0, 0
+	for !spent() {
 		if err := ctx.Err(); err != nil {
 			return false, err
 		}
 		before := p.pop[0].cost
-		p.step()
+		p.step(stop)
 		gens++
 		if p.pop[0].cost.less(before) {
 			stall = 0
 		} else {
 			stall++
 		}
-		if p.o.TimeBudget > 0 {
-			if time.Since(start) >= p.o.TimeBudget {
-				break
-			}
-		} else if gens >= p.o.Generations {
+		if stop.IsZero() && gens >= p.o.Generations {
 			break
 		}
 		if p.o.Plan.Stall > 0 && stall >= p.o.Plan.Stall {
@@ -238,6 +253,16 @@ func (p *planGA) evolve(ctx context.Context) (bool, error) {
 	}
 	p.gens.Add(int64(gens))
 	return true, nil
+}
+
+// reseed makes in the seed order ord, every domain gene auto, and scores
+// it.
+func (p *planGA) reseed(in *indiv, ord []int32) {
+	in.ord = append(in.ord[:0], ord...)
+	for k := range in.dom {
+		in.dom[k] = -1
+	}
+	in.cost = p.decode(in.ord, in.dom, &p.dec)
 }
 
 // remap carries the population over to this decision's jobs: jobs gone
@@ -369,7 +394,11 @@ func (p *planGA) sortPop() {
 // step is one generation: the two best carry over; the others are
 // children of parents chosen by binary tournament, by order crossover
 // (OX) or a copy, then mutated.
-func (p *planGA) step() {
+//
+// With a non-zero stop, children made after it are copies of the current
+// population's individuals (no decode), so that a generation on a long
+// queue does not run far past the time budget.
+func (p *planGA) step(stop time.Time) {
 	size := len(p.pop)
 	for len(p.next) < size {
 		p.next = append(p.next, indiv{})
@@ -380,6 +409,10 @@ func (p *planGA) step() {
 		copyIndiv(&p.next[i], &p.pop[i])
 	}
 	for i := elite; i < size; i++ {
+		if !stop.IsZero() && !time.Now().Before(stop) {
+			copyIndiv(&p.next[i], &p.pop[i])
+			continue
+		}
 		a, b := p.tournament(), p.tournament()
 		c := &p.next[i]
 		if p.rng.Float64() < crossoverRate {

@@ -13,6 +13,10 @@ type cprofile struct {
 	c    int
 	at   []int64
 	free []int32
+	// full[x] is a time before which class x has no free host: its
+	// earliest-start searches begin there. A hint, advanced by take and
+	// reset by give; never past a free host.
+	full []int64
 }
 
 // classEvent is hosts of a class becoming free at a time.
@@ -27,6 +31,8 @@ func (p *cprofile) build(freeNow []int32, events []classEvent) {
 	p.c = len(freeNow)
 	p.at = append(p.at[:0], 0)
 	p.free = append(p.free[:0], freeNow...)
+	p.full = resize(p.full, p.c)
+	clear(p.full)
 	for _, e := range events {
 		last := len(p.at) - 1
 		if e.at != p.at[last] {
@@ -43,6 +49,7 @@ func (p *cprofile) copyFrom(q *cprofile) {
 	p.c = q.c
 	p.at = append(p.at[:0], q.at...)
 	p.free = append(p.free[:0], q.free...)
+	p.full = append(p.full[:0], q.full...)
 }
 
 // step is the index of the step holding offset t (t >= 0).
@@ -73,8 +80,13 @@ func (p *cprofile) split(t int64) int {
 // count over the window is at least n. never when no such t exists.
 func (p *cprofile) earliest(cls []int, n int32, d, from int64) int64 {
 	if len(cls) == 1 {
-		return p.earliest1(cls[0], n, d, from)
+		return p.earliest1(cls[0], n, d, max(from, p.full[cls[0]]))
 	}
+	f := p.full[cls[0]]
+	for _, k := range cls[1:] {
+		f = min(f, p.full[k])
+	}
+	from = max(from, f)
 	c := p.c
 	i := p.step(from)
 	start := from
@@ -164,6 +176,40 @@ func (p *cprofile) take(cls []int, n int32, t, d int64, got []int32) {
 			for j := lo; j < hi; j++ {
 				p.free[j*c+k] -= g
 			}
+			if t <= p.full[k] {
+				p.advance(k)
+			}
+		}
+	}
+}
+
+// advance moves full[k] past the steps, from it on, where class k has no
+// free host.
+func (p *cprofile) advance(k int) {
+	j := p.step(p.full[k])
+	for j+1 < len(p.at) && p.free[j*p.c+k] == 0 {
+		j++
+	}
+	if p.free[j*p.c+k] == 0 {
+		return // the last step lasts forever: keep the hint at its start
+	}
+	p.full[k] = max(p.full[k], p.at[j])
+}
+
+// give returns got[x] hosts of class cls[x] over [t, t+d), taken by take.
+func (p *cprofile) give(cls []int, got []int32, t, d int64) {
+	c := p.c
+	lo := p.split(t)
+	hi := len(p.at)
+	if e := sat(t, d); e != never {
+		hi = p.split(e)
+	}
+	for x, k := range cls {
+		if g := got[x]; g > 0 {
+			for j := lo; j < hi; j++ {
+				p.free[j*c+k] += g
+			}
+			p.full[k] = min(p.full[k], t)
 		}
 	}
 }
