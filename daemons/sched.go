@@ -42,6 +42,11 @@ type Sched struct {
 	// Replan is how often the schedule is re-planned while jobs wait and
 	// nothing happens, so the live GA keeps improving it; 0 means 1 s.
 	Replan time.Duration
+	// Speeds gives each host's architecture its speed relative to the
+	// reference machine (the hardware database), shown to the policy as
+	// policy.Host.Speed; nil, or an architecture it does not name: 0,
+	// unknown.
+	Speeds map[string]float64
 
 	sp        *spool.Spool
 	cache     *spool.Cache // parsed files of the jobs read and of runnable/ and running/
@@ -489,7 +494,8 @@ func (d *Sched) view(now time.Time, loads map[string]float64, down map[string]ho
 		if _, ok := down[h.Name]; ok {
 			free = now.Add(downHorizon)
 		}
-		snap.Hosts = append(snap.Hosts, policy.Host{Name: h.Name, Arch: h.Arch, Cluster: h.Cluster, Load: loads[h.Name], FreeAt: free})
+		snap.Hosts = append(snap.Hosts, policy.Host{Name: h.Name, Arch: h.Arch, Cluster: h.Cluster, Load: loads[h.Name],
+			Speed: d.Speeds[h.Arch], FreeAt: free})
 	}
 	for _, j := range read {
 		snap.Queue = append(snap.Queue, queuedJob(j, len(d.Hosts)))

@@ -100,7 +100,7 @@ Limit it with --policy, --seeds, --estimate or --workload.`,
 				}
 				cfg.Estimates = append(cfg.Estimates, k)
 			}
-			if cfg.Hosts, err = hostsMachine(hostsFile); err != nil {
+			if cfg.Hosts, err = hostsMachine(c, hostsFile); err != nil {
 				return err
 			}
 			switch {

@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/viper"
 
 	"msched/launch"
+	"msched/models"
 	"msched/notify"
 	"msched/policy"
 	"msched/spool"
@@ -166,9 +167,9 @@ func readConfig(v *viper.Viper) (config, error) {
 			Population: v.GetInt("plan.population"),
 			Stall:      v.GetInt("plan.stall"),
 		},
-		MaxAttempts:  v.GetInt("run.max_attempts"),
-		Web:          v.GetString("web.addr"),
-		RunPath:      v.GetString("run.path"),
+		MaxAttempts: v.GetInt("run.max_attempts"),
+		Web:         v.GetString("web.addr"),
+		RunPath:     v.GetString("run.path"),
 		SSH: launch.SSHConfig{
 			Binary:         v.GetString("ssh.binary"),
 			IdentityFile:   v.GetString("ssh.identity_file"),
@@ -225,4 +226,13 @@ func readConfig(v *viper.Viper) (config, error) {
 	}
 	c.Mail, err = readMail(v)
 	return c, err
+}
+
+// hardware is the configured hardware database: the file of the hardware
+// key, else the built-in one.
+func (c config) hardware() (*models.Hardware, error) {
+	if c.HardwareFile == "" {
+		return models.DefaultHardware(), nil
+	}
+	return models.LoadHardware(c.HardwareFile)
 }

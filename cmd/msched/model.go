@@ -43,11 +43,9 @@ func openModels(v *viper.Viper, cmd *cobra.Command) (*models.Library, error) {
 	if f := cmd.Flag("models"); f != nil && f.Value.String() != "" {
 		dir = f.Value.String()
 	}
-	hw := models.DefaultHardware()
-	if cfg.HardwareFile != "" {
-		if hw, err = models.LoadHardware(cfg.HardwareFile); err != nil {
-			return nil, err
-		}
+	hw, err := cfg.hardware()
+	if err != nil {
+		return nil, err
 	}
 	return models.LoadDir(dir, hw)
 }

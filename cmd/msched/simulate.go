@@ -14,7 +14,6 @@ import (
 
 	"msched/bench"
 	"msched/hoststat"
-	"msched/models"
 	"msched/policy"
 	"msched/sim"
 	"msched/workload"
@@ -71,7 +70,7 @@ example MSCHED_GA_WINDOW=40 msched simulate … tries a larger pool.`,
 			if err != nil {
 				return err
 			}
-			hosts, err := hostsMachine(hostsFile)
+			hosts, err := hostsMachine(cfg, hostsFile)
 			if err != nil {
 				return err
 			}
@@ -136,8 +135,9 @@ example MSCHED_GA_WINDOW=40 msched simulate … tries a larger pool.`,
 }
 
 // hostsMachine is the machine of a hosts file, each host at the speed the
-// hardware database gives its architecture; none without a file.
-func hostsMachine(file string) (sim.Machine, error) {
+// configured hardware database gives its architecture; none without a
+// file.
+func hostsMachine(cfg config, file string) (sim.Machine, error) {
 	if file == "" {
 		return sim.Machine{}, nil
 	}
@@ -145,7 +145,11 @@ func hostsMachine(file string) (sim.Machine, error) {
 	if err != nil {
 		return sim.Machine{}, err
 	}
-	return sim.FromHosts(hs, models.DefaultHardware()), nil
+	hw, err := cfg.hardware()
+	if err != nil {
+		return sim.Machine{}, err
+	}
+	return sim.FromHosts(hs, hw), nil
 }
 
 // simOptions are the policy options of a simulation: the configured GAs

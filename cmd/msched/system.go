@@ -139,12 +139,9 @@ func (s *system) markDown(host, reason string) {
 // sched builds the scheduler: models, the evaluator with its persistent
 // cache in db/, the predictor and the policy with a logged seed.
 func (s *system) sched(ctx context.Context) (*daemons.Sched, error) {
-	hw := models.DefaultHardware()
-	if s.cfg.HardwareFile != "" {
-		var err error
-		if hw, err = models.LoadHardware(s.cfg.HardwareFile); err != nil {
-			return nil, err
-		}
+	hw, err := s.cfg.hardware()
+	if err != nil {
+		return nil, err
 	}
 	if _, err := os.Stat(s.cfg.ModelsDir); errors.Is(err, fs.ErrNotExist) {
 		// A spool made by hand, or by another tool: give it the examples'
@@ -209,7 +206,7 @@ func (s *system) sched(ctx context.Context) (*daemons.Sched, error) {
 	go daemons.PublishSchedStats(ctx, s.sp, 5*time.Second, ev, gens)
 	return &daemons.Sched{
 		Env: s.env(), Hosts: s.hosts, Policy: pol, PolicyName: s.cfg.Policy,
-		StatsDir: s.statsDir(),
+		StatsDir: s.statsDir(), Speeds: speeds(hw, s.hosts),
 	}, nil
 }
 
@@ -287,4 +284,16 @@ func tuneGC() {
 	if os.Getenv("GOGC") == "" {
 		debug.SetGCPercent(daemonGCPercent)
 	}
+}
+
+// speeds maps the architectures of hosts to the hardware database's
+// speeds (architectures it does not know are left out).
+func speeds(hw *models.Hardware, hosts []hoststat.Host) map[string]float64 {
+	out := map[string]float64{}
+	for _, h := range hosts {
+		if a, err := hw.Lookup(h.Arch); err == nil {
+			out[h.Arch] = a.Speed
+		}
+	}
+	return out
 }
