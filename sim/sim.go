@@ -99,6 +99,7 @@ type Sim struct {
 	jhosts  [][]int32
 	done    int
 	scratch []int32
+	started int64 // jobs started so far, the order of ends at one instant
 }
 
 // New prepares a simulation of jobs on cfg's machine.
@@ -480,7 +481,8 @@ func (s *Sim) start(k int32, names []string) error {
 	s.rpos[k] = len(s.run)
 	s.run = append(s.run, policy.RunningJob{ID: j.ID, Name: j.ID, Hosts: hostNames, Start: At(s.now), End: endAt})
 	s.rjob = append(s.rjob, k)
-	heap.Push(&s.ends, endEvent{t: s.now + actual, job: k})
+	s.started++
+	heap.Push(&s.ends, endEvent{t: s.now + actual, seq: s.started, job: k})
 	return nil
 }
 
@@ -514,10 +516,15 @@ func (s *Sim) finish(k int32) {
 	delete(s.ids, s.jobs[k].ID)
 }
 
-// endEvent is a job's end; ties go to the lower job index, so that a run
-// is deterministic.
+// endEvent is a job's end. Ends at one instant go in the order their jobs
+// started (seq), as in pyss's event queue, where a job's termination event
+// is made when the job starts and the older of two events at one time goes
+// first: the policy decides after each end, so this order changes
+// schedules. The job index breaks any other tie, so that a run is
+// deterministic.
 type endEvent struct {
 	t   float64
+	seq int64
 	job int32
 }
 
@@ -527,6 +534,9 @@ func (h endHeap) Len() int { return len(h) }
 func (h endHeap) Less(a, b int) bool {
 	if h[a].t != h[b].t {
 		return h[a].t < h[b].t
+	}
+	if h[a].seq != h[b].seq {
+		return h[a].seq < h[b].seq
 	}
 	return h[a].job < h[b].job
 }
