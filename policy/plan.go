@@ -73,7 +73,7 @@ type planGA struct {
 
 	dec    decoded  // scratch of one decode
 	chosen planCost // the cost of the last plan used
-	g      *gantt
+	gant   gantt    // names hosts for the later placements
 	best   decoded
 	gpl    decoded // the carried plan
 	tmp    []int32
@@ -570,13 +570,6 @@ func (p *planGA) apply(plan Plan, d *decoded) Plan {
 		starts[k] = unplaced - 1
 		delete(p.deadline, j.q.ID)
 	}
-	plan.Later = p.gant().assign(m, starts)
+	plan.Later = p.gant.assign(m, starts)
 	return plan
-}
-
-func (p *planGA) gant() *gantt {
-	if p.g == nil {
-		p.g = &gantt{}
-	}
-	return p.g
 }

@@ -16,7 +16,7 @@ import (
 // gives on hosts of the domain, slowest first); the smallest domains hold
 // only the fastest hosts.
 type planClasses struct {
-	gen   int   // bumped when the classes change
+	gen   int // bumped when the classes change
 	kept  []Host
 	of    []int   // host → class
 	hosts [][]int // class → host indexes, ascending
