@@ -22,8 +22,9 @@ import (
 
 // Sched is the MS scheduler daemon. It owns queued/, scheduling/ and
 // finished/. The policy reads the oldest waiting jobs, as many as it asks
-// for (Policy.Reads: a GA's window, or the whole queue), which wait in
-// scheduling/; the others wait in queued/ in arrival order. Each cycle
+// for (Policy.Reads: a GA's window, or the whole queue). A window waits in
+// scheduling/ and the rest in queued/, in arrival order; a policy that
+// reads the whole queue leaves every waiting job in queued/. Each cycle
 // takes the one policy path the simulator takes (policy.Decider): the jobs
 // the policy starts now move to runnable/ with their hosts and predicted
 // run time; running and runnable jobs are the base of the next decision;
@@ -59,8 +60,8 @@ type Sched struct {
 	clusters  int                          // clusters among Hosts
 }
 
-// admitAfter is how long the policy reads a job before sched moves it
-// from queued/ to scheduling/. Which jobs the policy reads is sched's
+// admitAfter is how long a policy that reads a window reads a job before
+// sched moves it from queued/ to scheduling/. Which jobs the policy reads is sched's
 // memory (a restarted sched finds them in queued/ and scheduling/ alike,
 // oldest first), so the directory only shows it; waiting this long before
 // the move spares it for the jobs that are placed within a few cycles of
@@ -286,7 +287,7 @@ func (d *Sched) decide(ctx context.Context, now time.Time, snap policy.Snapshot,
 		}
 	}
 	out := planMoves(movesIn{Now: now, Policy: d.PolicyName, Read: read, Evict: evict,
-		Plan: dec.Plan, Faults: dec.Faults, Admitted: d.admitted})
+		Plan: dec.Plan, Faults: dec.Faults, Admitted: d.admitted, Window: d.Policy.Reads() > 0})
 	d.admitted = out.Admitted
 	return dec, out, nil
 }

@@ -37,6 +37,12 @@ type movesIn struct {
 	// Admitted is when each job the policy read at the last cycle was
 	// first read (the last planMoves' Admitted).
 	Admitted map[string]time.Time
+	// Window says the policy reads a window of the queue (Reads() > 0):
+	// the jobs it reads wait in scheduling/. A policy that reads the whole
+	// queue leaves them in queued/: moving every waiting job once more
+	// would only cost a rewrite each, and queued/ already holds exactly
+	// the jobs it reads.
+	Window bool
 }
 
 // jobMove is one job file to move.
@@ -67,10 +73,10 @@ type movesOut struct {
 //   - each job the plan rejects goes to rejected/ with the plan's reason;
 //   - each job the plan starts now goes to runnable/ with its hosts and
 //     predicted run time;
-//   - each other job read stays waiting; one in queued/ moves to
-//     scheduling/ (the jobs the policy reads) once it has been read for
-//     admitAfter: a job placed sooner goes from queued/ to runnable/ in one
-//     move (in a burst, most jobs).
+//   - each other job read stays waiting; with a window, one in queued/
+//     moves to scheduling/ (the jobs the policy reads) once it has been
+//     read for admitAfter: a job placed sooner goes from queued/ to
+//     runnable/ in one move (in a burst, most jobs).
 //
 // A plan part naming a job that is not read is passed over, and a job is
 // decided once (Check refuses both; planMoves does not rely on it).
@@ -115,7 +121,7 @@ func planMoves(in movesIn) movesOut {
 			since = in.Now
 		}
 		out.Admitted[w.JID] = since
-		if w.State == spool.Queued && in.Now.Sub(since) >= admitAfter {
+		if in.Window && w.State == spool.Queued && in.Now.Sub(since) >= admitAfter {
 			out.Moves = append(out.Moves, jobMove{JID: w.JID, From: spool.Queued, To: spool.Scheduling,
 				Note: "read by " + in.Policy})
 		}

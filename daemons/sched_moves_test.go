@@ -46,10 +46,16 @@ func TestPlanMoves(t *testing.T) {
 		},
 		{
 			name: "admitted to scheduling/ after admitAfter",
-			in: movesIn{Read: []waitingJob{q("1"), q("2"), sc("3"), q("4")},
+			in: movesIn{Read: []waitingJob{q("1"), q("2"), sc("3"), q("4")}, Window: true,
 				Admitted: map[string]time.Time{"1": ago(admitAfter), "2": ago(admitAfter - time.Millisecond), "3": ago(time.Hour), "gone": ago(time.Hour)}},
 			moves:    []string{"1 queued→scheduling: read by easy"},
 			admitted: map[string]time.Duration{"1": admitAfter, "2": admitAfter - time.Millisecond, "3": time.Hour, "4": 0},
+		},
+		{
+			name: "no window: the jobs read stay in queued/",
+			in: movesIn{Read: []waitingJob{q("1"), sc("3")},
+				Admitted: map[string]time.Time{"1": ago(time.Hour), "3": ago(time.Hour)}},
+			admitted: map[string]time.Duration{"1": time.Hour, "3": time.Hour},
 		},
 		{
 			name:     "evicted first",

@@ -223,8 +223,9 @@ func (s *spy) Plan(ctx context.Context, snap policy.Snapshot) (policy.Plan, erro
 }
 
 // Sched hands the policy the head of the queue it reads (Policy.Reads), as
-// the simulator does: easy the whole queue, fifo its window of 20; the jobs
-// it reads wait in scheduling/, the others in queued/.
+// the simulator does: easy the whole queue, fifo its window of 20. fifo's
+// window waits in scheduling/, the others in queued/; easy's jobs all wait
+// in queued/.
 func TestSched_HandsThePolicyWhatItReads(t *testing.T) {
 	for _, c := range []struct {
 		name  string
@@ -241,12 +242,19 @@ func TestSched_HandsThePolicyWhatItReads(t *testing.T) {
 			stop := startDaemon(t, d.Run)
 			// Once the first job has started, 29 wait: the policy reads
 			// min(29, reads) of them, in scheduling/ once read for
-			// admitAfter.
+			// admitAfter when it reads a window.
 			want := min(29, c.reads)
+			if c.reads > policy.DefaultWindow {
+				want = 0
+			}
 			eventually(t, "the jobs read in scheduling/", func() bool {
 				return jobsIn(t, sp, spool.Runnable) == 1 && jobsIn(t, sp, spool.Scheduling) == want
 			})
+			time.Sleep(2 * admitAfter) // long enough for a wrong admission to show
 			stop()
+			if n := jobsIn(t, sp, spool.Scheduling); n != want {
+				t.Errorf("%d jobs in scheduling/, want %d", n, want)
+			}
 			if q := jobsIn(t, sp, spool.Queued); q != 29-want {
 				t.Errorf("%d jobs in queued/, want %d", q, 29-want)
 			}
@@ -258,7 +266,7 @@ func TestSched_HandsThePolicyWhatItReads(t *testing.T) {
 }
 
 // One cycle over a queue of 2,000 waiting jobs, all read by the policy
-// (easy), once each file has been parsed and moved to scheduling/: a cycle
+// (easy; they stay in queued/), once each file has been parsed: a cycle
 // reads each file but parses none.
 //
 //	go test -run XXX -bench CycleWholeQueue ./daemons
@@ -274,14 +282,14 @@ func BenchmarkSched_CycleWholeQueue(b *testing.B) {
 	d.log = slog.New(slog.NewTextHandler(io.Discard, nil))
 	d.path = policy.Decider{Policy: pol}
 	ctx := context.Background()
-	for range 2 { // the first start, then the rest to scheduling/
+	for range 2 { // the first start, then a cycle that parses nothing
 		if _, err := d.cycle(ctx); err != nil {
 			b.Fatal(err)
 		}
 		time.Sleep(admitAfter)
 	}
-	if n := jobsIn(b, sp, spool.Scheduling); n != 1999 {
-		b.Fatalf("%d jobs in scheduling/, want 1999", n)
+	if n := jobsIn(b, sp, spool.Queued); n != 1999 {
+		b.Fatalf("%d jobs in queued/, want 1999", n)
 	}
 	for b.Loop() {
 		if _, err := d.cycle(ctx); err != nil {
