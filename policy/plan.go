@@ -430,8 +430,8 @@ func (p *planGA) score(d *decoded) planCost {
 		}
 	}
 	c.obj /= float64(len(p.jobs))
-	if p.o.Plan.IdleWeight > 0 {
-		c.obj += p.o.Plan.IdleWeight * p.idle()
+	if w := p.idleWeight(); w > 0 {
+		c.obj += w * p.idle()
 	}
 	return c
 }
@@ -455,6 +455,19 @@ func (p *planGA) idle() float64 {
 	}
 	total = float64(len(p.m.hosts)) * float64(h)
 	return area / total
+}
+
+// idleWeight is the weight of the idle term: PlanOptions.IdleWeight, or
+// when that is 0, DefaultIdleWeight if every host has one speed and none
+// otherwise.
+func (p *planGA) idleWeight() float64 {
+	if w := p.o.Plan.IdleWeight; w != 0 {
+		return w
+	}
+	if p.cls.oneSpeed {
+		return DefaultIdleWeight
+	}
+	return 0
 }
 
 // IdleHorizon is the span of the plan's start over which the idle term

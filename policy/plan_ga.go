@@ -22,6 +22,8 @@ type planClasses struct {
 	hosts [][]int // class → host indexes, ascending
 	speed []float64
 	doms  []pdom
+	// oneSpeed: every host has the same speed.
+	oneSpeed bool
 }
 
 // pdom is a domain: its classes, slowest first, and their host count.
@@ -102,6 +104,7 @@ func (pc *planClasses) build(hs []Host) {
 		}
 		pc.hosts[c] = append(pc.hosts[c], i)
 	}
+	pc.oneSpeed = !slices.ContainsFunc(pc.speed, func(v float64) bool { return v != pc.speed[0] })
 	sorted := make([]classKey, len(list))
 	for i, k := range list {
 		sorted[rank[i]] = k
