@@ -75,6 +75,11 @@ func (p *easyPolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
 			continue // cannot fit now whatever its length
 		}
 		short := m.estimate(j) <= shadow
+		if short && m.fastFirst {
+			// Short jobs take the reserved hosts, the slowest free ones:
+			// short must hold on those, not only on the fastest.
+			short = m.onHosts(j, p.slowest(j)) <= shadow
+		}
 		avail := 0
 		switch {
 		case j.allow == nil && short:
@@ -104,6 +109,19 @@ func (p *easyPolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
 		p.reserved[x] = false
 	}
 	return plan, nil
+}
+
+// slowest is the j.n slowest free hosts j may use (m.free is fastest
+// first with fastFirst).
+func (p *easyPolicy) slowest(j *qjob) []int {
+	m := p.m
+	var hs []int
+	for x := len(m.free) - 1; x >= 0 && len(hs) < j.n; x-- {
+		if h := m.free[x]; j.allow == nil || j.allow.Has(h) {
+			hs = append(hs, h)
+		}
+	}
+	return hs
 }
 
 // pickFree adds to m.pick, up to j.n hosts, the free hosts j may use that

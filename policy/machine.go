@@ -282,9 +282,8 @@ func (m *machine) estimate(j *qjob) int64 {
 		j.est = c.est
 		return j.est
 	}
-	d := time.Duration(0)
+	m.hbuf = m.hbuf[:0]
 	if m.o.Predictor != nil {
-		m.hbuf = m.hbuf[:0]
 		for x := 0; x < len(m.hosts) && len(m.hbuf) < j.n; x++ {
 			i := x
 			if m.fastFirst {
@@ -294,25 +293,41 @@ func (m *machine) estimate(j *qjob) int64 {
 				m.hbuf = append(m.hbuf, m.hosts[i])
 			}
 		}
-		p, err := m.o.Predictor.Predict(m.ctx, j.q, m.hbuf)
-		if err != nil {
-			m.o.Log.Warn("prediction failed; using the job's estimate", "job", j.q.ID, "err", err)
-		}
-		if err == nil && p > 0 {
-			d = p
-		}
 	}
-	if d <= 0 {
-		d = j.q.Estimate
-	}
-	if d <= 0 {
-		d = m.o.Fallback
-	}
-	j.est = min(int64(d), maxEstimate)
+	j.est = m.predictOn(j, m.hbuf, 1)
 	if m.o.Predictor != nil {
 		m.cache[j.q.ID] = cached{est: j.est, given: j.q.Estimate, n: j.n}
 	}
 	return j.est
+}
+
+// predictOn is j's run time on hosts hs: the predictor's answer, else its
+// Estimate divided by speed (the hosts' speed, when the caller knows it),
+// else the fallback; capped at maxEstimate.
+func (m *machine) predictOn(j *qjob, hs []Host, speed float64) int64 {
+	if m.o.Predictor != nil && len(hs) > 0 {
+		p, err := m.o.Predictor.Predict(m.ctx, j.q, hs)
+		if err != nil {
+			m.o.Log.Warn("prediction failed; using the job's estimate", "job", j.q.ID, "err", err)
+		}
+		if err == nil && p > 0 {
+			return min(int64(p), maxEstimate)
+		}
+	}
+	d := j.q.Estimate
+	if d <= 0 {
+		d = m.o.Fallback
+	}
+	return min(int64(float64(d)/speed), maxEstimate)
+}
+
+// onHosts is predictOn on the hosts of indexes hs.
+func (m *machine) onHosts(j *qjob, hs []int) int64 {
+	m.hbuf = m.hbuf[:0]
+	for _, h := range hs {
+		m.hbuf = append(m.hbuf, m.hosts[h])
+	}
+	return m.predictOn(j, m.hbuf, 1)
 }
 
 // cached is a remembered estimate and what it was computed from.
@@ -352,9 +367,13 @@ func (m *machine) take(j *qjob) Placement {
 }
 
 // startOn starts j now on hosts hs (free now, allowed, j.n of them): they
-// are busy until now plus its estimate, and a release says so.
+// are busy until now plus its estimate (with fastFirst, its prediction on
+// hs), and a release says so.
 func (m *machine) startOn(j *qjob, hs []int) Placement {
 	est := m.estimate(j)
+	if m.fastFirst {
+		est = m.onHosts(j, hs) // the hosts taken may be slower than the fastest
+	}
 	end := max(est, overrunEnd)
 	names := make([]string, len(hs))
 	from := len(m.relBuf)

@@ -71,12 +71,14 @@ type planGA struct {
 	deadline map[string]int64    // absolute UnixNano, by job ID
 	durs     map[string]durEntry // per-domain run times, by job ID
 
-	dec    decoded  // scratch of one decode
-	chosen planCost // the cost of the last plan used
-	gant   gantt    // names hosts for the later placements
-	best   decoded
-	gpl    decoded // the carried plan
-	tmp    []int32
+	dec     decoded   // scratch of one decode
+	chosen  planCost  // the cost of the last plan used
+	lastEnd time.Time // when the last evolution ended (live bursts)
+	gained  bool      // its generations improved on its seeds
+	gant    gantt     // names hosts for the later placements
+	best    decoded
+	gpl     decoded // the carried plan
+	tmp     []int32
 }
 
 // pjob is a waiting job as the decoder sees it.
@@ -107,7 +109,8 @@ type durEntry struct {
 type heldResv struct {
 	start int64 // UnixNano
 	dom   int
-	sig   int // the classes' generation it was made under
+	sig   int     // the classes' generation it was made under
+	got   []int32 // hosts taken from each class of the domain
 }
 
 // indiv is one chromosome: an order of job indexes and a domain gene per
@@ -197,7 +200,7 @@ func (p *planGA) Plan(ctx context.Context, s Snapshot) (Plan, error) {
 	p.nowN = s.Now.UnixNano()
 	p.cls.build(s.Hosts)
 	p.buildBase()
-	if err := p.loadJobs(ctx); err != nil {
+	if err := p.loadJobs(); err != nil {
 		return Plan{}, err
 	}
 	n := len(m.jobs)
@@ -227,7 +230,7 @@ func (p *planGA) Plan(ctx context.Context, s Snapshot) (Plan, error) {
 
 // loadJobs fills p.jobs for m.jobs: host counts, domains and run times,
 // submit offsets and deadlines.
-func (p *planGA) loadJobs(ctx context.Context) error {
+func (p *planGA) loadJobs() error {
 	m := p.m
 	p.jobs = resize(p.jobs, len(m.jobs))
 	clear(p.pos)
@@ -250,7 +253,7 @@ func (p *planGA) loadJobs(ctx context.Context) error {
 				pj.doms = append(pj.doms, jdom{dom: 0, dur: m.estimate(j)})
 			}
 		} else {
-			durs := p.domainDurs(ctx, j)
+			durs := p.domainDurs(j)
 			for d, t := range durs {
 				if t > 0 {
 					pj.doms = append(pj.doms, jdom{dom: d, dur: t})
@@ -269,7 +272,7 @@ func (p *planGA) loadJobs(ctx context.Context) error {
 // run: hosts it may not use, or too few), asked of the predictor on j.n
 // hosts of the domain, slowest first, and remembered while the classes and
 // the job's estimate and constraints stay the same.
-func (p *planGA) domainDurs(ctx context.Context, j *qjob) []int64 {
+func (p *planGA) domainDurs(j *qjob) []int64 {
 	m := p.m
 	if e, ok := p.durs[j.q.ID]; ok && e.sig == p.cls.gen && e.n == j.n && e.est == j.q.Estimate &&
 		e.arch == j.q.Arch && e.cluster == j.q.Cluster {
@@ -300,23 +303,7 @@ func (p *planGA) domainDurs(ctx context.Context, j *qjob) []int64 {
 		if len(m.hbuf) < j.n {
 			continue
 		}
-		var t time.Duration
-		if m.o.Predictor != nil {
-			pt, err := m.o.Predictor.Predict(ctx, j.q, m.hbuf)
-			if err != nil {
-				m.o.Log.Warn("prediction failed; using the job's estimate", "job", j.q.ID, "err", err)
-			} else {
-				t = pt
-			}
-		}
-		if t <= 0 {
-			t = j.q.Estimate
-			if t <= 0 {
-				t = m.o.Fallback
-			}
-			t = time.Duration(float64(t) / slowest)
-		}
-		durs[d] = min(int64(t), maxEstimate)
+		durs[d] = m.predictOn(j, m.hbuf, slowest)
 	}
 	p.durs[j.q.ID] = durEntry{sig: p.cls.gen, durs: durs, n: j.n, est: j.q.Estimate, arch: j.q.Arch, cluster: j.q.Cluster}
 	return durs
@@ -504,13 +491,31 @@ func (p *planGA) carried() {
 		j := &p.jobs[k]
 		jd := j.doms[d.dom[k]]
 		cls := p.cls.doms[jd.dom].cls
-		if p.work.earliest(cls, j.n, jd.dur, d.start[k]) != d.start[k] {
-			d.start[k] = never // overran into, or hosts changed: placed again
+		h := p.held[m.jobs[k].q.ID]
+		d.got[k] = resize(d.got[k], len(cls))
+		d.dur[k] = jd.dur
+		if len(h.got) == len(cls) && p.work.fitsCounts(cls, h.got, d.start[k], jd.dur) {
+			// The same hosts of each class as before.
+			copy(d.got[k], h.got)
+			p.work.takeCounts(cls, h.got, d.start[k], jd.dur)
+			kept = append(kept, k)
 			continue
 		}
-		d.got[k] = resize(d.got[k], len(cls))
-		p.work.take(cls, j.n, d.start[k], jd.dur, d.got[k])
-		d.dur[k] = jd.dur
+		// It no longer fits where it was (a running job overran, or is
+		// within OverrunMargin of its end, or hosts changed): shifted to
+		// its earliest start from there, its deadline no earlier than
+		// that.
+		t := p.work.earliest(cls, j.n, jd.dur, d.start[k])
+		if t == never {
+			d.start[k] = never // its domain can no longer hold it: placed again
+			continue
+		}
+		p.work.take(cls, j.n, t, jd.dur, d.got[k])
+		d.start[k] = t
+		if t > j.dl {
+			j.dl = t
+			p.deadline[m.jobs[k].q.ID] = p.nowN + t
+		}
 		kept = append(kept, k)
 	}
 	// Compression, in start order; a job keeps its domain.
@@ -529,7 +534,7 @@ func (p *planGA) carried() {
 			dl = never
 		}
 		if old, ok := p.deadline[id]; ok {
-			dl = max(dl, old-p.nowN) // an overrun moved it
+			dl = max(dl, old-p.nowN) // its domain went: keep the later
 		}
 		p.jobs[k].dl = dl
 		if dl != never {
@@ -561,7 +566,8 @@ func (p *planGA) apply(plan Plan, d *decoded) Plan {
 		}
 		j.est = d.dur[k]
 		if d.start[k] > 0 {
-			p.held[j.q.ID] = heldResv{start: p.nowN + d.start[k], dom: p.jobs[k].doms[d.dom[k]].dom, sig: p.cls.gen}
+			p.held[j.q.ID] = heldResv{start: p.nowN + d.start[k], dom: p.jobs[k].doms[d.dom[k]].dom, sig: p.cls.gen,
+				got: slices.Clone(d.got[k])}
 			continue
 		}
 		cls := p.cls.doms[p.jobs[k].doms[d.dom[k]].dom].cls

@@ -50,7 +50,7 @@ func BenchmarkPlanGA(b *testing.B) {
 		// population.
 		p.m.load(context.Background(), &s)
 		p.buildBase()
-		if err := p.loadJobs(context.Background()); err != nil {
+		if err := p.loadJobs(); err != nil {
 			b.Fatal(err)
 		}
 		p.carried()

@@ -37,6 +37,11 @@ type classKey struct {
 	speed         int64
 }
 
+// keyOf is h's class: cluster, architecture and speed to 1 %.
+func keyOf(h *Host) classKey {
+	return classKey{h.Cluster, h.Arch, int64(math.Round(math.Log(speedOf(h)) * 100))}
+}
+
 func speedOf(h *Host) float64 {
 	if h.Speed > 0 {
 		return h.Speed
@@ -50,7 +55,9 @@ func (pc *planClasses) same(hs []Host) bool {
 	}
 	for i := range hs {
 		a, b := &hs[i], &pc.kept[i]
-		if a.Name != b.Name || a.Cluster != b.Cluster || a.Arch != b.Arch || a.Speed != b.Speed {
+		// Load too: the predictor's run times depend on it (domainDurs
+		// keeps them while the classes' generation stands).
+		if a.Name != b.Name || a.Cluster != b.Cluster || a.Arch != b.Arch || a.Speed != b.Speed || a.Load != b.Load {
 			return false
 		}
 	}
@@ -68,7 +75,7 @@ func (pc *planClasses) build(hs []Host) {
 	var list []classKey
 	pc.of = resize(pc.of, len(hs))
 	for i := range hs {
-		k := classKey{hs[i].Cluster, hs[i].Arch, int64(math.Round(math.Log(speedOf(&hs[i])) * 100))}
+		k := keyOf(&hs[i])
 		if _, ok := keys[k]; !ok {
 			keys[k] = len(list)
 			list = append(list, k)
@@ -96,8 +103,7 @@ func (pc *planClasses) build(hs []Host) {
 	pc.hosts = make([][]int, len(list))
 	pc.speed = make([]float64, len(list))
 	for i := range hs {
-		k := classKey{hs[i].Cluster, hs[i].Arch, int64(math.Round(math.Log(speedOf(&hs[i])) * 100))}
-		c := rank[keys[k]]
+		c := rank[keys[keyOf(&hs[i])]]
 		pc.of[i] = c
 		if len(pc.hosts[c]) == 0 || speedOf(&hs[i]) < pc.speed[c] {
 			pc.speed[c] = speedOf(&hs[i])
@@ -115,9 +121,6 @@ func (pc *planClasses) build(hs []Host) {
 	add := func(cls []int) {
 		if len(cls) == 0 {
 			return
-		}
-		if len(cls) > maxClasses {
-			cls = cls[len(cls)-maxClasses:] // the fastest
 		}
 		key := fmtInts(cls)
 		if seen[key] {
@@ -234,6 +237,18 @@ func (p *planGA) evolve(ctx context.Context) (bool, error) {
 	}
 	p.sortPop()
 
+	// Live, in a burst (this decision within stallWithin of the last), a
+	// decision after one whose generations gained nothing over its seeds
+	// runs none: in a burst of jobs that no order improves, every other
+	// decision keeps the budget for the daemons. Simulation (no time
+	// budget) always runs its generations.
+	burst := !stop.IsZero() && start.Sub(p.lastEnd) < stallWithin
+	defer func() { p.lastEnd = time.Now() }()
+	if burst && !p.gained {
+		p.gained = true // the next decision evolves
+		return true, nil
+	}
+	seeded := p.pop[0].cost
 	gens, stall := 0, 0
 	for !spent() {
 		if err := ctx.Err(); err != nil {
@@ -255,6 +270,7 @@ func (p *planGA) evolve(ctx context.Context) (bool, error) {
 		}
 	}
 	p.gens.Add(int64(gens))
+	p.gained = p.pop[0].cost.less(seeded)
 	return true, nil
 }
 

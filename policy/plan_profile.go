@@ -1,6 +1,9 @@
 package policy
 
-import "sort"
+import (
+	"math"
+	"sort"
+)
 
 // cprofile is the number of free hosts of each host class over time, from
 // now (offset 0) on: a step function, step i holding free[i*c+x] hosts of
@@ -17,6 +20,7 @@ type cprofile struct {
 	// earliest-start searches begin there. A hint, advanced by take and
 	// reset by give; never past a free host.
 	full []int64
+	mins []int32 // earliest's scratch
 }
 
 // classEvent is hosts of a class becoming free at a time.
@@ -90,7 +94,8 @@ func (p *cprofile) earliest(cls []int, n int32, d, from int64) int64 {
 	c := p.c
 	i := p.step(from)
 	start := from
-	var mins [maxClasses]int32
+	p.mins = resize(p.mins, len(cls))
+	mins := p.mins
 	for {
 		end := sat(start, d)
 		for x, k := range cls {
@@ -157,22 +162,44 @@ func (p *cprofile) earliest1(k int, n int32, d, from int64) int64 {
 // keep fast hosts for others), and writes the count taken from each class
 // into got (indexed like cls).
 func (p *cprofile) take(cls []int, n int32, t, d int64, got []int32) {
+	end := sat(t, d)
+	left := n
+	for x, k := range cls {
+		m := int32(math.MaxInt32)
+		for i := p.step(t); i < len(p.at) && p.at[i] < end; i++ {
+			m = min(m, p.free[i*p.c+k])
+		}
+		got[x] = min(m, left)
+		left -= got[x]
+	}
+	p.takeCounts(cls, got, t, d)
+}
+
+// fitsCounts reports whether got[x] hosts of each class cls[x] stay free
+// over [t, t+d).
+func (p *cprofile) fitsCounts(cls []int, got []int32, t, d int64) bool {
+	end := sat(t, d)
+	for i := p.step(t); i < len(p.at) && p.at[i] < end; i++ {
+		for x, k := range cls {
+			if p.free[i*p.c+k] < got[x] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// takeCounts reserves got[x] hosts of each class cls[x] over [t, t+d),
+// where fitsCounts found them free.
+func (p *cprofile) takeCounts(cls []int, got []int32, t, d int64) {
 	c := p.c
 	lo := p.split(t)
 	hi := len(p.at)
 	if e := sat(t, d); e != never {
 		hi = p.split(e)
 	}
-	left := n
 	for x, k := range cls {
-		m := p.free[lo*c+k]
-		for j := lo + 1; j < hi; j++ {
-			m = min(m, p.free[j*c+k])
-		}
-		g := min(m, left)
-		got[x] = g
-		left -= g
-		if g > 0 {
+		if g := got[x]; g > 0 {
 			for j := lo; j < hi; j++ {
 				p.free[j*c+k] -= g
 			}
@@ -213,8 +240,3 @@ func (p *cprofile) give(cls []int, got []int32, t, d int64) {
 		}
 	}
 }
-
-// maxClasses bounds the classes of one job's domain (hosts of one cluster
-// in distinct architectures and speeds); hosts beyond it are merged (see
-// planClasses).
-const maxClasses = 16

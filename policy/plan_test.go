@@ -179,3 +179,103 @@ func TestPlanGA_SameSeedSamePlans(t *testing.T) {
 		t.Error("same seed, different plans")
 	}
 }
+
+// hetSnapshot is 2-8 hosts of speeds 1 and 2, some running jobs ending
+// within 100 s, and 2-9 queued jobs.
+func hetSnapshot(rng *rand.Rand) Snapshot {
+	ns, nf := 1+rng.Intn(4), 1+rng.Intn(4)
+	var hs []Host
+	for i := 0; i < ns; i++ {
+		hs = append(hs, Host{Name: fmt.Sprintf("s%d", i), Arch: "slow", Speed: 1})
+	}
+	for i := 0; i < nf; i++ {
+		hs = append(hs, Host{Name: fmt.Sprintf("f%d", i), Arch: "fast", Speed: 2})
+	}
+	now := t0.Add(time.Hour)
+	s := Snapshot{Now: now, Hosts: hs}
+	perm := rng.Perm(len(hs))
+	for len(perm) > 0 && rng.Intn(3) > 0 {
+		k := 1 + rng.Intn(min(len(perm), 3))
+		var names []string
+		for _, h := range perm[:k] {
+			names = append(names, hs[h].Name)
+		}
+		perm = perm[k:]
+		s.Running = append(s.Running, RunningJob{ID: fmt.Sprintf("r%d", len(s.Running)), Hosts: names, Start: t0,
+			End: now.Add(time.Duration(2+rng.Intn(100)) * time.Second)})
+	}
+	for i := 0; i < 2+rng.Intn(8); i++ {
+		n := 1 + rng.Intn(len(hs))
+		s.Queue = append(s.Queue, job(fmt.Sprintf("q%d", i), i, n, n, time.Duration(1+rng.Intn(200))*time.Second))
+	}
+	return s
+}
+
+// A decision on the state the last one left (its starts running as
+// predicted, nothing ended) keeps every deadline and every planned start,
+// on hosts of two speeds: the carried plan holds each reservation on the
+// same hosts of each class.
+func TestPlanGA_CarriedPlanKeepsDeadlines(t *testing.T) {
+	rng := rand.New(rand.NewSource(1))
+	for trial := 0; trial < 3000; trial++ {
+		s := hetSnapshot(rng)
+		p := newPlanForTest(t, Options{Generations: 5, Plan: PlanOptions{Slack: time.Second}})
+		pl, err := p.Plan(context.Background(), s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		before := map[string]time.Time{}
+		for _, q := range s.Queue {
+			if d, ok := p.Deadline(q.ID); ok {
+				before[q.ID] = d
+			}
+		}
+		next := s
+		next.Running = slices.Clone(s.Running)
+		started := map[string]bool{}
+		for _, x := range pl.StartNow {
+			started[x.Job] = true
+			next.Running = append(next.Running, RunningJob{ID: x.Job, Hosts: x.Hosts, Start: s.Now, End: s.Now.Add(x.Predicted)})
+		}
+		next.Queue = slices.DeleteFunc(slices.Clone(s.Queue), func(q QueuedJob) bool { return started[q.ID] })
+		if len(next.Queue) == 0 {
+			continue
+		}
+		if _, err := p.Plan(context.Background(), next); err != nil {
+			t.Fatal(err)
+		}
+		for _, q := range next.Queue {
+			d, ok := p.Deadline(q.ID)
+			if b, had := before[q.ID]; had && ok && !d.Equal(b) {
+				t.Fatalf("trial %d: job %s's deadline moved from +%v to +%v with nothing overrun", trial, q.ID, b.Sub(s.Now), d.Sub(s.Now))
+			}
+		}
+		if p.gpl.cost.viol != 0 {
+			t.Fatalf("trial %d: the carried plan breaks a deadline", trial)
+		}
+	}
+}
+
+// Hosts of many speeds (more classes than any fixed bound): a job that
+// needs every host is placed, not refused.
+func TestPlanGA_ManyClasses(t *testing.T) {
+	var hs []Host
+	for i := 0; i < 40; i++ {
+		hs = append(hs, Host{Name: fmt.Sprintf("h%d", i), Arch: "a", Speed: 1 + float64(i)/10})
+	}
+	s := Snapshot{Now: t0, Hosts: hs, Queue: []QueuedJob{job("BIG", -1, 40, 40, time.Minute), job("ONE", 0, 1, 1, time.Minute)}}
+	pl, err := newPlanForTest(t, Options{}).Plan(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if faults := Check(s, pl); len(faults) > 0 {
+		t.Fatal(faults)
+	}
+	placed := map[string]int{}
+	for _, x := range append(pl.StartNow, pl.Later...) {
+		placed[x.Job] = len(x.Hosts)
+	}
+	if placed["BIG"] != 40 || placed["ONE"] != 1 || len(pl.Reject) > 0 {
+		t.Errorf("placed %v, rejected %v; want BIG on 40 hosts and ONE on 1", placed, pl.Reject)
+	}
+}
