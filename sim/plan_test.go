@@ -20,7 +20,9 @@ type deadlines struct {
 
 func (d *deadlines) Plan(ctx context.Context, s policy.Snapshot) (policy.Plan, error) {
 	pl, err := d.Policy.Plan(ctx, s)
-	dl := d.Policy.(interface{ Deadline(string) (time.Time, bool) })
+	dl := d.Policy.(interface {
+		Deadline(string) (time.Time, bool)
+	})
 	for _, q := range s.Queue {
 		if _, ok := d.first[q.ID]; !ok {
 			d.first[q.ID] = s.Now
