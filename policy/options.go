@@ -46,16 +46,14 @@ type PlanOptions struct {
 	// ObjectiveResponse.
 	Objective string
 	// Slack is how much later than its start in the plan when first seen a
-	// job may be planned (the starvation bound); default DefaultSlack; < 0:
-	// no bound.
+	// job may be planned (the starvation bound); 0: DefaultSlack; < 0: no
+	// bound.
 	Slack time.Duration
 	// IdleWeight weighs the share of hosts the plan leaves idle over its
 	// first IdleHorizon (an XMS-like term); < 0: not counted. 0: automatic,
 	// DefaultIdleWeight on hosts of one speed and not counted on hosts of
-	// several: there it fills idle slow hosts now with jobs that would end
-	// sooner on fast hosts later (on the SDSC-SP2 sample on three speeds,
-	// with exact estimates, it raised ga-plan's bounded slowdown from 4.44
-	// to 5.37; docs/ga-plan.md).
+	// several, where it fills idle slow hosts now with jobs that would end
+	// sooner on fast hosts later (docs/ga-plan.md measures it).
 	IdleWeight float64
 	// Population is the number of individuals; default
 	// DefaultPlanPopulation.

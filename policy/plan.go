@@ -40,13 +40,17 @@ var _ = register("ga-plan", func(o Options) (Policy, error) { return newPlanGA(o
 //     in the carried plan (the schedule in use, in which it is placed at its
 //     earliest fit after every job already planned, as conservative
 //     backfilling places an arrival) plus PlanOptions.Slack. A plan in which any
-//     job starts after its deadline is infeasible; the carried plan, whose
-//     jobs only ever move earlier (it is compressed, as conservative
-//     compresses its reservations), is always feasible and is used when the
-//     GA finds nothing feasible that is better. So a job starts by its
-//     deadline unless a running job overruns its estimate (or hosts go
-//     down): a reservation that no longer fits is placed again, and its
-//     deadline moves to no earlier than its new start.
+//     job starts after its deadline is infeasible. The carried plan holds
+//     each reservation on the same hosts of each class and compresses them,
+//     as conservative compresses its reservations, so its jobs only move
+//     earlier while running jobs end as predicted; it is used when the GA
+//     finds nothing feasible that is better. A reservation that no longer
+//     fits (a running job overran its predicted end, or is within
+//     OverrunMargin of it, or hosts went down) is shifted to its earliest
+//     start from there, and its deadline to no earlier than that start. So
+//     a job starts by its deadline unless a running job overruns or hosts
+//     go down (an on-time end shifts reservations by at most the margin,
+//     and the decision at that end compresses them back).
 //
 // Rigid jobs run on Min hosts (as the baselines run them). In simulation
 // the budget per decision is Options.Generations; live, Options.TimeBudget.

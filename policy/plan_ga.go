@@ -203,9 +203,10 @@ func (p *planGA) evolve(ctx context.Context) (bool, error) {
 			p.mutate(in)
 		}
 	}
-	// Live, the time budget bounds the whole decision: with a long queue a
-	// decode takes long, and the carried plan is there if nothing else
-	// gets evaluated in time.
+	// Live, the time budget bounds the evolution (loading the jobs and the
+	// carried plan came before): with a long queue a decode takes long,
+	// and the carried plan is there if nothing else gets evaluated in
+	// time.
 	start := time.Now()
 	var stop time.Time
 	if p.o.TimeBudget > 0 {

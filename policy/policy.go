@@ -22,8 +22,8 @@ type Host struct {
 	Cluster string
 	Load    float64
 	// Speed is the host's speed relative to the reference machine, from
-	// the hardware database (models.Hardware) for its architecture and
-	// load; 0 when unknown, taken as 1. Policies that choose hosts by
+	// the hardware database (models.Hardware) for its architecture (the
+	// load is in Load); 0 when unknown, taken as 1. Policies that choose hosts by
 	// speed read it; run times still come from the Predictor.
 	Speed float64
 	// FreeAt is when the host's running work is predicted to end; zero or
