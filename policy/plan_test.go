@@ -26,11 +26,10 @@ func newPlanForTest(t *testing.T, o Options) *planGA {
 
 // The plan used is never worse, by the policy's own objective, than any of
 // the seeded orders (FCFS, the carried plan's, shortest first, EASY's)
-// decoded in the same state, and never breaks a deadline when the carried
-// plan keeps them all; for every objective, over random snapshots and one
-// long-lived policy.
+// decoded in the same state, for every objective, over random snapshots
+// and one long-lived policy.
 func TestPlanGA_NeverWorseThanItsSeeds(t *testing.T) {
-	for _, obj := range []string{ObjectiveWait, ObjectiveBSLD, ObjectiveMixed} {
+	for _, obj := range Objectives() {
 		t.Run(obj, func(t *testing.T) {
 			rng := rand.New(rand.NewSource(5))
 			p := newPlanForTest(t, Options{Plan: PlanOptions{Objective: obj, IdleWeight: 0.5, Population: 16}})
@@ -42,9 +41,6 @@ func TestPlanGA_NeverWorseThanItsSeeds(t *testing.T) {
 				}
 				if len(p.jobs) < 2 {
 					continue
-				}
-				if p.gpl.cost.viol == 0 && p.chosen.viol != 0 {
-					t.Fatalf("snapshot %d: the plan used breaks deadlines (%v) where the carried plan kept them", i, p.chosen.viol)
 				}
 				for x, ord := range p.seeds() {
 					dom := make([]int16, len(p.jobs))
