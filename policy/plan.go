@@ -570,6 +570,11 @@ func (p *planGA) apply(plan Plan, d *decoded) Plan {
 		}
 		j.est = d.dur[k]
 		if d.start[k] > 0 {
+			if len(p.cls.doms) > 1 {
+				// The Gantt chart names hosts of the domain planned (the
+				// domain holds only hosts the job may use).
+				j.allow = p.cls.doms[p.jobs[k].doms[d.dom[k]].dom].set
+			}
 			p.held[j.q.ID] = heldResv{start: p.nowN + d.start[k], dom: p.jobs[k].doms[d.dom[k]].dom, sig: p.cls.gen,
 				got: slices.Clone(d.got[k])}
 			continue

@@ -6,6 +6,8 @@ import (
 	"math"
 	"slices"
 	"time"
+
+	"msched/ga"
 )
 
 // planClasses groups the hosts into classes of interchangeable hosts (one
@@ -30,6 +32,7 @@ type planClasses struct {
 type pdom struct {
 	cls   []int
 	hosts int
+	set   ga.Bits // its hosts
 }
 
 type classKey struct {
@@ -131,7 +134,13 @@ func (pc *planClasses) build(hs []Host) {
 		for _, c := range cls {
 			n += len(pc.hosts[c])
 		}
-		pc.doms = append(pc.doms, pdom{cls: slices.Clone(cls), hosts: n})
+		set := ga.NewBits(len(hs))
+		for _, c := range cls {
+			for _, h := range pc.hosts[c] {
+				set.Set(h)
+			}
+		}
+		pc.doms = append(pc.doms, pdom{cls: slices.Clone(cls), hosts: n, set: set})
 	}
 	for lo := 0; lo < len(sorted); {
 		hi := lo

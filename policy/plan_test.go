@@ -275,3 +275,27 @@ func TestPlanGA_ManyClasses(t *testing.T) {
 		t.Errorf("placed %v, rejected %v; want BIG on 40 hosts and ONE on 1", placed, pl.Reject)
 	}
 }
+
+// A job planned later on the fast hosts is shown (Plan.Later) on fast
+// hosts, whichever hosts are free first.
+func TestPlanGA_LaterHostsFollowDomain(t *testing.T) {
+	hs := []Host{
+		{Name: "f0", Arch: "fast", Speed: 2}, {Name: "f1", Arch: "fast", Speed: 2},
+		{Name: "s0", Arch: "slow", Speed: 1}, {Name: "s1", Arch: "slow", Speed: 1},
+	}
+	s := Snapshot{Now: t0, Hosts: hs,
+		Running: []RunningJob{{ID: "R", Hosts: []string{"f0", "f1", "s0", "s1"}, Start: t0, End: t0.Add(20 * time.Second)}},
+		Queue:   []QueuedJob{job("J", -1, 2, 2, 100*time.Second)}}
+	pl, err := newPlanForTest(t, Options{}).Plan(context.Background(), s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pl.Later) != 1 || pl.Later[0].Predicted != 50*time.Second {
+		t.Fatalf("later %v, want J on the fast hosts for 50s", pl.Later)
+	}
+	for _, h := range pl.Later[0].Hosts {
+		if h[0] != 'f' {
+			t.Errorf("J planned on the fast domain, shown on %v", pl.Later[0].Hosts)
+		}
+	}
+}
