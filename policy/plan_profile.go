@@ -192,6 +192,18 @@ func (p *cprofile) fitsCounts(cls []int, got []int32, t, d int64) bool {
 // takeCounts reserves got[x] hosts of each class cls[x] over [t, t+d),
 // where fitsCounts found them free.
 func (p *cprofile) takeCounts(cls []int, got []int32, t, d int64) {
+	p.addCounts(cls, got, -1, t, d)
+}
+
+// give returns got[x] hosts of class cls[x] over [t, t+d), taken by take.
+func (p *cprofile) give(cls []int, got []int32, t, d int64) {
+	p.addCounts(cls, got, 1, t, d)
+}
+
+// addCounts adds sign·got[x] free hosts of each class cls[x] over
+// [t, t+d), and keeps the full hints: a taking may advance one, a return
+// moves it back to t.
+func (p *cprofile) addCounts(cls []int, got []int32, sign int32, t, d int64) {
 	c := p.c
 	lo := p.split(t)
 	hi := len(p.at)
@@ -199,13 +211,18 @@ func (p *cprofile) takeCounts(cls []int, got []int32, t, d int64) {
 		hi = p.split(e)
 	}
 	for x, k := range cls {
-		if g := got[x]; g > 0 {
-			for j := lo; j < hi; j++ {
-				p.free[j*c+k] -= g
-			}
-			if t <= p.full[k] {
-				p.advance(k)
-			}
+		g := got[x]
+		if g == 0 {
+			continue
+		}
+		for j := lo; j < hi; j++ {
+			p.free[j*c+k] += sign * g
+		}
+		switch {
+		case sign > 0:
+			p.full[k] = min(p.full[k], t)
+		case t <= p.full[k]:
+			p.advance(k)
 		}
 	}
 }
@@ -221,22 +238,4 @@ func (p *cprofile) advance(k int) {
 		return // the last step lasts forever: keep the hint at its start
 	}
 	p.full[k] = max(p.full[k], p.at[j])
-}
-
-// give returns got[x] hosts of class cls[x] over [t, t+d), taken by take.
-func (p *cprofile) give(cls []int, got []int32, t, d int64) {
-	c := p.c
-	lo := p.split(t)
-	hi := len(p.at)
-	if e := sat(t, d); e != never {
-		hi = p.split(e)
-	}
-	for x, k := range cls {
-		if g := got[x]; g > 0 {
-			for j := lo; j < hi; j++ {
-				p.free[j*c+k] += g
-			}
-			p.full[k] = min(p.full[k], t)
-		}
-	}
 }
