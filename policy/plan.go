@@ -79,7 +79,9 @@ type planGA struct {
 	chosen  planCost  // the cost of the last plan used
 	lastEnd time.Time // when the last evolution ended (live bursts)
 	gained  bool      // its generations improved on its seeds
-	gant    gantt     // names hosts for the later placements
+	skipped int       // decisions since, in a burst, that did not evolve
+	clock   func() time.Time
+	gant    gantt // names hosts for the later placements
 	best    decoded
 	gpl     decoded // the carried plan
 	tmp     []int32
@@ -177,7 +179,7 @@ func newPlanGA(o Options) (*planGA, error) {
 	default:
 		return nil, fmt.Errorf("policy: ga-plan: unknown objective %q (known: %s)", o.Plan.Objective, strings.Join(Objectives(), ", "))
 	}
-	return &planGA{o: o, m: newMachine(o), rng: rand.New(rand.NewSource(o.Seed)),
+	return &planGA{o: o, m: newMachine(o), rng: rand.New(rand.NewSource(o.Seed)), clock: time.Now,
 		pos: map[string]int{}, held: map[string]heldResv{}, deadline: map[string]int64{}, durs: map[string]durEntry{}}, nil
 }
 

@@ -188,6 +188,21 @@ func (p *planGA) evolve(ctx context.Context) (bool, error) {
 	if !slices.ContainsFunc(p.gpl.start[:n], func(s int64) bool { return s != 0 }) {
 		return false, nil
 	}
+	// Live, in a burst (this decision within stallWithin of the last),
+	// after an evolution whose generations gained nothing over its seeds,
+	// decisions use the carried plan and evolve nothing, but for every
+	// burstEvolveEvery-th: in a burst of jobs that no order improves, they
+	// keep their time for the daemons. (The population is brought to the
+	// jobs at the next evolution: remap maps from the jobs it last saw.)
+	// Simulation (no time budget) always evolves.
+	now := p.clock()
+	defer func() { p.lastEnd = p.clock() }()
+	if p.o.TimeBudget > 0 && now.Sub(p.lastEnd) < stallWithin && !p.gained {
+		if p.skipped++; p.skipped < burstEvolveEvery {
+			return false, nil
+		}
+	}
+	p.skipped = 0
 	p.remap()
 	size := max(p.o.Plan.Population, 8)
 	for len(p.pop) < size {
@@ -247,17 +262,6 @@ func (p *planGA) evolve(ctx context.Context) (bool, error) {
 	}
 	p.sortPop()
 
-	// Live, in a burst (this decision within stallWithin of the last), a
-	// decision after one whose generations gained nothing over its seeds
-	// runs none: in a burst of jobs that no order improves, every other
-	// decision keeps the budget for the daemons. Simulation (no time
-	// budget) always runs its generations.
-	burst := !stop.IsZero() && start.Sub(p.lastEnd) < stallWithin
-	defer func() { p.lastEnd = time.Now() }()
-	if burst && !p.gained {
-		p.gained = true // the next decision evolves
-		return true, nil
-	}
 	seeded := p.pop[0].cost
 	gens, stall := 0, 0
 	for !spent() {
@@ -283,6 +287,10 @@ func (p *planGA) evolve(ctx context.Context) (bool, error) {
 	p.gained = p.pop[0].cost.less(seeded)
 	return true, nil
 }
+
+// burstEvolveEvery is how often a decision evolves in a burst that gains
+// nothing (see evolve).
+const burstEvolveEvery = 4
 
 // reseed makes in the seed order ord, every domain gene auto, and scores
 // it.

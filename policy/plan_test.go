@@ -299,3 +299,30 @@ func TestPlanGA_LaterHostsFollowDomain(t *testing.T) {
 		}
 	}
 }
+
+// Live, in a burst of decisions where no order gains anything (identical
+// jobs), only every burstEvolveEvery-th decision evolves after the first;
+// the others use the carried plan.
+func TestPlanGA_BurstWithNothingToGain(t *testing.T) {
+	p := newPlanForTest(t, Options{TimeBudget: 2 * time.Millisecond, Generations: -1})
+	now := t0
+	p.clock = func() time.Time { now = now.Add(time.Millisecond); return now } // a burst, however slow the machine
+	s := Snapshot{Now: t0, Hosts: hosts(4),
+		Running: []RunningJob{{ID: "R", Hosts: []string{"h0", "h1", "h2", "h3"}, Start: t0, End: t0.Add(time.Minute)}}}
+	for i := 0; i < 20; i++ {
+		s.Queue = append(s.Queue, job(fmt.Sprintf("q%02d", i), 0, 1, 1, time.Minute))
+	}
+	evolved := 0
+	for i := 0; i < 9; i++ {
+		before := p.Generations()
+		if _, err := p.Plan(context.Background(), s); err != nil {
+			t.Fatal(err)
+		}
+		if p.Generations() > before {
+			evolved++
+		}
+	}
+	if evolved != 3 { // the first decision, then every fourth (burstEvolveEvery)
+		t.Errorf("%d of 9 decisions in a burst evolved, want 3", evolved)
+	}
+}
