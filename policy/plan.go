@@ -52,8 +52,9 @@ var _ = register("ga-plan", func(o Options) (Policy, error) { return newPlanGA(o
 //     go down (an on-time end shifts reservations by at most the margin,
 //     and the decision at that end compresses them back).
 //
-// Rigid jobs run on Min hosts (as the baselines run them). In simulation
-// the budget per decision is Options.Generations; live, Options.TimeBudget.
+// Every job runs on Min hosts (a moldable one too, as the baselines run
+// it). In simulation the budget per decision is Options.Generations; live,
+// Options.TimeBudget.
 type planGA struct {
 	o    Options
 	m    *machine
@@ -80,7 +81,7 @@ type planGA struct {
 	lastEnd time.Time // when the last evolution ended (live bursts)
 	gained  bool      // its generations improved on its seeds
 	skipped int       // decisions since, in a burst, that did not evolve
-	clock   func() time.Time
+	clock   func() time.Time // the burst rule's time (tests inject one)
 	gant    gantt // names hosts for the later placements
 	best    decoded
 	gpl     decoded // the carried plan
