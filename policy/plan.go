@@ -76,13 +76,13 @@ type planGA struct {
 	deadline map[string]int64    // absolute UnixNano, by job ID
 	durs     map[string]durEntry // per-domain run times, by job ID
 
-	dec     decoded   // scratch of one decode
-	chosen  planCost  // the cost of the last plan used
-	lastEnd time.Time // when the last evolution ended (live bursts)
-	gained  bool      // its generations improved on its seeds
-	skipped int       // decisions since, in a burst, that did not evolve
+	dec     decoded          // scratch of one decode
+	chosen  planCost         // the cost of the last plan used
+	lastEnd time.Time        // when the last evolution ended (live bursts)
+	gained  bool             // its generations improved on its seeds
+	skipped int              // decisions since, in a burst, that did not evolve
 	clock   func() time.Time // the burst rule's time (tests inject one)
-	gant    gantt // names hosts for the later placements
+	gant    gantt            // names hosts for the later placements
 	best    decoded
 	gpl     decoded // the carried plan
 	tmp     []int32
