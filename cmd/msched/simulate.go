@@ -48,11 +48,14 @@ conventions (see sim.FromSWF and sim.Compute), so the figures compare with
 pyss's output. Seeds are logged; --generations is the GA's per-decision
 budget.
 
-The GA policies take their population (ga.population), pool (ga.window) and
-overtaking bound (ga.max_jumps) from the configuration, as the sched daemon
-does, so a simulation describes the configured live system; only the time
-budget is replaced by --generations, which makes a run reproducible. For
-example MSCHED_GA_WINDOW=40 msched simulate … tries a larger pool.`,
+The GA policies take their settings from the configuration, as the sched
+daemon does, so a simulation describes the configured live system: ga-xms and
+ga-ms their population (ga.population), pool (ga.window) and overtaking bound
+(ga.max_jumps); ga-plan its objective, starvation slack, idle weight,
+population and stall (plan.*). Only the time budget is replaced by
+--generations, which makes a run reproducible. For example
+MSCHED_GA_WINDOW=40 msched simulate … tries a larger pool, and
+MSCHED_PLAN_OBJECTIVE=wait msched simulate --policy ga-plan … another objective.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if file == "" {
