@@ -244,7 +244,10 @@ func (d *Sched) cycle(ctx context.Context) (bool, error) {
 		case spool.Runnable:
 			j.Schedule = m.Schedule
 		}
-		if err := batch.Move(j, m.From, m.To, m.Note); err != nil {
+		name := j.File()
+		err := batch.Move(j, m.From, m.To, m.Note)
+		d.forget(name, m.From, m.To)
+		if err != nil {
 			return err
 		}
 		mu.Lock()
@@ -324,7 +327,10 @@ func (d *Sched) cancels() error {
 			}
 			j.Reason = "cancelled"
 			j.CancelRequested = true
-			if err := d.sp.Move(j, st, spool.Rejected, "cancelled before it ran"); err != nil {
+			name := j.File()
+			err = d.sp.Move(j, st, spool.Rejected, "cancelled before it ran")
+			d.forget(name, st)
+			if err != nil {
 				return err
 			}
 			if err := d.sp.DoneControl(c); err != nil {
@@ -377,10 +383,12 @@ func (d *Sched) reapFinished() error {
 // queued/; and the number of jobs waiting in all. It moves nothing: the
 // cycle moves each job once it knows where it goes.
 func (d *Sched) waiting() (read, evict []*spool.Job, waiting int, err error) {
-	// Names, not List: queued/ may hold thousands of jobs. Files are read
-	// through the cache, which parses each version of a file once: a
-	// policy that reads the whole queue costs a read of each waiting file
-	// per cycle, not a parse.
+	// Names, not List: queued/ may hold thousands of jobs. sched owns
+	// queued/ and scheduling/: other daemons only add new names there, and
+	// every move out is sched's own (forget), so a file cached there is
+	// current and is not read again (Cache.ReadOwned): a policy that reads
+	// the whole queue costs a directory listing per cycle, and a read and
+	// a parse of each new file.
 	qs, err := d.sp.Names(spool.Queued)
 	if err != nil {
 		return nil, nil, 0, err
@@ -412,7 +420,7 @@ func (d *Sched) waiting() (read, evict []*spool.Job, waiting int, err error) {
 		if i >= n && en.st == spool.Queued {
 			continue
 		}
-		j, err := d.cache.Read(en.st, en.name)
+		j, err := d.cache.ReadOwned(en.st, en.name)
 		if errors.Is(err, spool.ErrNotFound) {
 			waiting-- // cancelled by the user, or moved on by a restarted sched
 			continue
@@ -428,6 +436,18 @@ func (d *Sched) waiting() (read, evict []*spool.Job, waiting int, err error) {
 		}
 	}
 	return read, evict, waiting, nil
+}
+
+// forget drops a job file sched moved (or tried to move) from its cache's
+// view of the states it passed through, so that a job that comes back under
+// the same name (run re-queues it) is read again.
+func (d *Sched) forget(name string, states ...spool.State) {
+	if d.cache == nil {
+		return // not running (a test calls a step alone)
+	}
+	for _, st := range states {
+		d.cache.Forget(st, name)
+	}
 }
 
 // unreadable reports a job file in sched's directories that does not parse.

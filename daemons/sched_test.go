@@ -267,7 +267,8 @@ func TestSched_HandsThePolicyWhatItReads(t *testing.T) {
 
 // One cycle over a queue of 2,000 waiting jobs, all read by the policy
 // (easy; they stay in queued/), once each file has been parsed: a cycle
-// reads each file but parses none.
+// lists the directory and reads no file (sched owns queued/:
+// Cache.ReadOwned).
 //
 //	go test -run XXX -bench CycleWholeQueue ./daemons
 func BenchmarkSched_CycleWholeQueue(b *testing.B) {

@@ -59,8 +59,10 @@ func (s *Spool) Names(st State) ([]string, error) {
 // jobs) parses each version of a file once. Read still reads the file, a
 // few microseconds, and parses it only if its bytes differ from the cached
 // version's: a file's identity (inode, size, time) is not enough, since
-// inodes are reused and file times are coarse. Read returns a copy, which
-// the caller may change and Move. A Cache is safe for concurrent use.
+// inodes are reused and file times are coarse. ReadOwned does not read a
+// cached file again, for a state whose files change only through the
+// caller. Reads return a copy, which the caller may change and Move. A
+// Cache is safe for concurrent use.
 type Cache struct {
 	s  *Spool
 	mu sync.Mutex
@@ -107,6 +109,26 @@ func (c *Cache) Read(st State, name string) (*Job, error) {
 	c.mu.Unlock()
 	return j.Clone(), nil
 }
+
+// ReadOwned is Read for a state whose files change only through the
+// caller: no other daemon removes or rewrites them there (others may only
+// add new names, as init and run add to sched's queued/). A file cached
+// there is then returned without reading it again. The caller must Forget
+// every file of st it moves or rewrites, so that a file that leaves and
+// comes back under the same name (sched places a job, run re-queues it) is
+// read again; and Keep with each listing.
+func (c *Cache) ReadOwned(st State, name string) (*Job, error) {
+	c.mu.Lock()
+	e, ok := c.m[cacheKey{st, name}]
+	c.mu.Unlock()
+	if ok {
+		return e.j.Clone(), nil
+	}
+	return c.Read(st, name)
+}
+
+// Forget drops the cached file name of state st.
+func (c *Cache) Forget(st State, name string) { c.forget(cacheKey{st, name}) }
 
 // Keep forgets the cached files of state st that are not among names (the
 // state's current listing), so the cache holds no more than the directories.

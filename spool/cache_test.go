@@ -254,3 +254,31 @@ func TestStaging_PerDaemon(t *testing.T) {
 		t.Errorf("left behind: %v", left)
 	}
 }
+
+// ReadOwned trusts a cached file of a state the caller owns: a rewrite by
+// someone else is not seen until the caller forgets the file (it forgets
+// the files it moves), and a file not cached is read.
+func TestCache_ReadOwnedUntilForgotten(t *testing.T) {
+	s := newSpool(t).As(Sched)
+	c := s.NewCache()
+	j := place(t, s, Queued)
+	if got, err := c.ReadOwned(Queued, j.JID); err != nil || got.Name != j.Name {
+		t.Fatalf("first read: %v, %v", got, err)
+	}
+	j2 := j.Clone()
+	j2.Name = j.Name + "-2"
+	writeJob(t, s, Queued, j2)
+	if got, _ := c.ReadOwned(Queued, j.JID); got.Name != j.Name {
+		t.Errorf("owned read %q: it read the file again", got.Name)
+	}
+	if got, _ := c.Read(Queued, j.JID); got.Name != j2.Name {
+		t.Errorf("plain read %q, want the new version %q", got.Name, j2.Name)
+	}
+	j3 := j.Clone()
+	j3.Name = j.Name + "-3"
+	writeJob(t, s, Queued, j3)
+	c.Forget(Queued, j.JID)
+	if got, _ := c.ReadOwned(Queued, j.JID); got.Name != j3.Name {
+		t.Errorf("after Forget: %q, want %q", got.Name, j3.Name)
+	}
+}
