@@ -381,8 +381,11 @@ func (r *sshRun) result(p sshPlan, reason string, sshStatus int) Result {
 	case r.ended:
 		status, sig := decodeShellStatus(r.status)
 		res.setStatus(status, sig, reason)
-	case !r.ready && reason != "":
-		res.Reason = reason // stopped before the wrapper ran
+	case r.startedAt.IsZero() && reason != "":
+		// Stopped before the job started: before the wrapper ran, or after
+		// it said ready and before it said start (the wrapper then ends
+		// with ssh, and the job with it).
+		res.Reason = reason
 	case !r.ready && sshStatus == 255:
 		res = cannotStart(fmt.Errorf("ssh to %s: %s", p.label, msg))
 		if !bytes.Contains(r.tail, []byte("Permission denied (")) {
