@@ -42,7 +42,7 @@ var _ = register("conservative", func(o Options) (Policy, error) {
 // overran its prediction, hosts changed, a job's estimate changed, or a job
 // did not start when planned) is placed again, and the queue compressed.
 //
-// The profile counts hosts (see profile.go), which is exact when every job
+// The profile counts hosts (cprofile, one class), which is exact when every job
 // may use any host. A job with Arch or Cluster constraints is never
 // reserved before enough of its own hosts are predicted free by the
 // running jobs, but other reservations are counted, not matched, against
@@ -51,7 +51,7 @@ var _ = register("conservative", func(o Options) (Policy, error) {
 // by assigning the reservations free hosts in start order.
 type conservativePolicy struct {
 	m    *machine
-	prof profile
+	prof cprofile
 	res  map[string]resv // reservations of waiting jobs
 	prev map[string]tail // running at the last call, and started by it
 	cur  map[string]tail
@@ -87,7 +87,7 @@ func (p *conservativePolicy) Plan(ctx context.Context, s Snapshot) (Plan, error)
 	m.load(ctx, &s)
 	plan := Plan{Reject: slices.Clone(m.rejects)}
 	now := s.Now.UnixNano()
-	p.prof.build(len(m.free), m.releases())
+	p.prof.build1(len(m.free), m.releases())
 
 	// Terminations since the last call.
 	clear(p.cur)
@@ -106,7 +106,7 @@ func (p *conservativePolicy) Plan(ctx context.Context, s Snapshot) (Plan, error)
 	if tails {
 		for _, t := range p.gone {
 			if t.end > now {
-				p.prof.add(-t.n, 0, t.end-now)
+				p.prof.add1(-t.n, 0, t.end-now)
 			}
 		}
 	}
@@ -126,8 +126,8 @@ func (p *conservativePolicy) Plan(ctx context.Context, s Snapshot) (Plan, error)
 		if !ok {
 			continue
 		}
-		if off := r.start - now; r.d == d && r.n == j.n && off >= p.lb[k] && p.prof.fits(j.n, off, d) {
-			p.prof.add(-j.n, off, d)
+		if off := r.start - now; r.d == d && r.n == j.n && off >= p.lb[k] && p.prof.fits1(j.n, off, d) {
+			p.prof.add1(-j.n, off, d)
 			p.at[k] = off
 		} else {
 			dirty = true
@@ -142,7 +142,7 @@ func (p *conservativePolicy) Plan(ctx context.Context, s Snapshot) (Plan, error)
 	if tails {
 		for _, t := range p.gone {
 			if t.end > now {
-				p.prof.add(t.n, 0, t.end-now)
+				p.prof.add1(t.n, 0, t.end-now)
 			}
 		}
 	}
@@ -152,7 +152,7 @@ func (p *conservativePolicy) Plan(ctx context.Context, s Snapshot) (Plan, error)
 			if p.at[k] == never {
 				p.at[k] = unplaced
 			} else {
-				p.prof.add(m.jobs[k].n, p.at[k], m.jobs[k].est)
+				p.prof.add1(m.jobs[k].n, p.at[k], m.jobs[k].est)
 			}
 			p.place(k)
 		}
@@ -212,10 +212,10 @@ func (p *conservativePolicy) tailsFirst() bool {
 // place gives job k the earliest reservation that fits in the profile.
 func (p *conservativePolicy) place(k int) {
 	j := &p.m.jobs[k]
-	off := p.prof.earliest(j.n, j.est, p.lb[k])
+	off := p.prof.earliest(class0, int32(j.n), j.est, p.lb[k])
 	p.at[k] = off
 	if off != never {
-		p.prof.add(-j.n, off, j.est)
+		p.prof.add1(-j.n, off, j.est)
 	}
 }
 

@@ -7,11 +7,14 @@ import (
 
 // cprofile is the number of free hosts of each host class over time, from
 // now (offset 0) on: a step function, step i holding free[i*c+x] hosts of
-// class x over [at[i], at[i+1]); the last step lasts forever. It is
-// profile (profile.go) with one count per class: hosts of one class are
-// interchangeable (same cluster, architecture and speed), so counts per
-// class are exact for any job that may use a whole class. The schedule-based
-// GA (plan.go) decodes its chromosomes in it.
+// class x over [at[i], at[i+1]); the last step lasts forever. Hosts of one
+// class are interchangeable (same cluster, architecture and speed), so
+// counts per class are exact for any job that may use a whole class. The
+// schedule-based GA (plan.go) decodes its chromosomes in it; conservative
+// backfilling plans its reservations in a one-class profile (build1, add1,
+// fits1), which counts hosts, not identities: exact for jobs that may use
+// any host (any k free hosts will do, and a schedule whose counts fit can
+// always be given hosts, assigned in start order).
 type cprofile struct {
 	c    int
 	at   []int64
@@ -20,7 +23,8 @@ type cprofile struct {
 	// earliest-start searches begin there. A hint, advanced by take and
 	// reset by give; never past a free host.
 	full []int64
-	mins []int32 // earliest's scratch
+	mins []int32      // earliest's scratch
+	ev   []classEvent // build1's scratch
 }
 
 // classEvent is hosts of a class becoming free at a time.
@@ -238,4 +242,45 @@ func (p *cprofile) advance(k int) {
 		return // the last step lasts forever: keep the hint at its start
 	}
 	p.full[k] = max(p.full[k], p.at[j])
+}
+
+// sat is a+b for non-negative offsets, saturating at never.
+func sat(a, b int64) int64 {
+	if a > never-b {
+		return never
+	}
+	return a + b
+}
+
+// The one-class view, for conservative backfilling: every host in class 0.
+
+// class0 is the class list of a one-class profile.
+var class0 = []int{0}
+
+// build1 makes a one-class profile: free hosts free now, and each release's
+// hosts freed at its time (releases sorted by time).
+func (p *cprofile) build1(free int, rel []release) {
+	p.ev = p.ev[:0]
+	for _, r := range rel {
+		for range r.n() {
+			p.ev = append(p.ev, classEvent{at: r.at, class: 0})
+		}
+	}
+	p.build([]int32{int32(free)}, p.ev)
+}
+
+// add1 adds delta free hosts over [t, t+d) to a one-class profile (a
+// reservation is add1(-n), its removal add1(+n)).
+func (p *cprofile) add1(delta int, t, d int64) {
+	if delta < 0 {
+		p.addCounts(class0, []int32{int32(-delta)}, -1, t, d)
+	} else if delta > 0 {
+		p.addCounts(class0, []int32{int32(delta)}, 1, t, d)
+	}
+}
+
+// fits1 reports whether n hosts of a one-class profile stay free over
+// [t, t+d).
+func (p *cprofile) fits1(n int, t, d int64) bool {
+	return p.fitsCounts(class0, []int32{int32(n)}, t, d)
 }

@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-// Hand-checked: 4 hosts; 1 free now, 2 more at 10, all 4 at 30.
+// The one-class profile (conservative's), hand-checked: 4 hosts; 1 free now, 2 more at 10, all 4 at 30.
 //
 //	free: [0,10) 1, [10,30) 3, [30,∞) 4
 //
@@ -13,18 +13,18 @@ import (
 // Reserving 3 hosts over [12, 40): [10,12) 3, [12,30) 0, [30,40) 1, then
 // 4; 2 hosts for 5 now go at 10 (in [10,12)? no, 5 > 2) -> 40.
 func TestProfile_HandChecked(t *testing.T) {
-	var p profile
-	p.build(1, []release{{at: 10, lo: 0, hi: 2}, {at: 30, lo: 2, hi: 3}})
+	var p cprofile
+	p.build1(1, []release{{at: 10, lo: 0, hi: 2}, {at: 30, lo: 2, hi: 3}})
 	for _, c := range []struct {
 		n       int
 		d, want int64
 	}{{2, 5, 10}, {1, 100, 0}, {4, 1, 30}, {5, 1, never}} {
-		if got := p.earliest(c.n, c.d, 0); got != c.want {
+		if got := p.earliest(class0, int32(c.n), c.d, 0); got != c.want {
 			t.Errorf("earliest(%d hosts, %d) = %d, want %d", c.n, c.d, got, c.want)
 		}
 	}
-	p.add(-3, 12, 28)
-	wantAt, wantFree := []int64{0, 10, 12, 30, 40}, []int{1, 3, 0, 1, 4}
+	p.add1(-3, 12, 28)
+	wantAt, wantFree := []int64{0, 10, 12, 30, 40}, []int32{1, 3, 0, 1, 4}
 	if len(p.at) != len(wantAt) {
 		t.Fatalf("steps %v %v, want %v %v", p.at, p.free, wantAt, wantFree)
 	}
@@ -33,13 +33,13 @@ func TestProfile_HandChecked(t *testing.T) {
 			t.Fatalf("steps %v %v, want %v %v", p.at, p.free, wantAt, wantFree)
 		}
 	}
-	if got := p.earliest(2, 5, 0); got != 40 {
+	if got := p.earliest(class0, 2, 5, 0); got != 40 {
 		t.Errorf("after the reservation, 2 hosts for 5 at %d, want 40", got)
 	}
-	if got := p.earliest(2, 2, 0); got != 10 {
+	if got := p.earliest(class0, 2, 2, 0); got != 10 {
 		t.Errorf("after the reservation, 2 hosts for 2 at %d, want 10 (the gap [10,12))", got)
 	}
-	if !p.fits(3, 10, 2) || p.fits(3, 10, 3) {
+	if !p.fits1(3, 10, 2) || p.fits1(3, 10, 3) {
 		t.Error("fits disagrees with the steps around [10,12)")
 	}
 }
@@ -51,18 +51,18 @@ func TestProfile_EarliestMatchesBruteForce(t *testing.T) {
 	const horizon = 200
 	for i := 0; i < 500; i++ {
 		total := 1 + rng.Intn(8)
-		var p profile
-		p.reset(total)
+		var p cprofile
+		p.build1(total, nil)
 		free := make([]int, horizon+100) // free[t] for integer t; beyond: total
 		for t := range free {
 			free[t] = total
 		}
 		for k := rng.Intn(6); k > 0; k-- {
 			n, s, d := 1+rng.Intn(total), int64(rng.Intn(100)), int64(1+rng.Intn(60))
-			if p.earliest(n, d, s) != s {
+			if p.earliest(class0, int32(n), d, s) != s {
 				continue // would overbook
 			}
-			p.add(-n, s, d)
+			p.add1(-n, s, d)
 			for t := s; t < s+d; t++ {
 				free[t] -= n
 			}
@@ -81,7 +81,7 @@ func TestProfile_EarliestMatchesBruteForce(t *testing.T) {
 				want = s
 			}
 		}
-		if got := p.earliest(n, d, from); got != want {
+		if got := p.earliest(class0, int32(n), d, from); got != want {
 			t.Fatalf("case %d: earliest(%d, %d, from %d) = %d, brute force %d; steps %v %v", i, n, d, from, got, want, p.at, p.free)
 		}
 	}
