@@ -92,21 +92,27 @@ func planMoves(in movesIn) movesOut {
 			Note: "evicted by an older job from the jobs " + in.Policy + " reads"})
 	}
 	decided := map[string]bool{}
-	for _, r := range plan.Reject {
-		st, ok := read[r.Job]
-		if !ok || decided[r.Job] {
-			continue
+	// decide reports where job waits, unless it is not read or is decided
+	// already, and marks it decided.
+	decide := func(job string) (spool.State, bool) {
+		st, ok := read[job]
+		if !ok || decided[job] {
+			return "", false
 		}
-		decided[r.Job] = true
-		out.Moves = append(out.Moves, jobMove{JID: r.Job, From: st, To: spool.Rejected,
-			Note: "cannot be placed: " + r.Reason, Reason: r.Reason})
+		decided[job] = true
+		return st, true
+	}
+	for _, r := range plan.Reject {
+		if st, ok := decide(r.Job); ok {
+			out.Moves = append(out.Moves, jobMove{JID: r.Job, From: st, To: spool.Rejected,
+				Note: "cannot be placed: " + r.Reason, Reason: r.Reason})
+		}
 	}
 	for _, pl := range plan.StartNow {
-		st, ok := read[pl.Job]
-		if !ok || decided[pl.Job] {
+		st, ok := decide(pl.Job)
+		if !ok {
 			continue
 		}
-		decided[pl.Job] = true
 		out.Moves = append(out.Moves, jobMove{JID: pl.Job, From: st, To: spool.Runnable,
 			Note:      fmt.Sprintf("placed by %s on %s, predicted %s", in.Policy, strings.Join(pl.Hosts, ","), roundDur(pl.Predicted)),
 			Schedule:  &spool.Schedule{Hosts: pl.Hosts, PredictedSeconds: pl.Predicted.Seconds(), DecidedAt: in.Now, Policy: in.Policy},
