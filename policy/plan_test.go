@@ -304,7 +304,9 @@ func TestPlanGA_LaterHostsFollowDomain(t *testing.T) {
 // jobs), only every burstEvolveEvery-th decision evolves after the first;
 // the others use the carried plan.
 func TestPlanGA_BurstWithNothingToGain(t *testing.T) {
-	p := newPlanForTest(t, Options{TimeBudget: 2 * time.Millisecond, Generations: -1})
+	// A budget that seeding never uses up, so that every decision that
+	// evolves runs generations (until the stall rule stops them).
+	p := newPlanForTest(t, Options{TimeBudget: time.Minute, Generations: -1})
 	now := t0
 	p.clock = func() time.Time { now = now.Add(time.Millisecond); return now } // a burst, however slow the machine
 	s := Snapshot{Now: t0, Hosts: hosts(4),
