@@ -10,6 +10,8 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 )
@@ -182,6 +184,11 @@ func (h Host) validate() error {
 	case strings.TrimSpace(h.Arch) == "":
 		return errors.New(`field "arch": required`)
 	}
+	for _, f := range []struct{ key, v string }{{"name", h.Name}, {"arch", h.Arch}, {"cluster", h.Cluster}, {"address", h.Address}} {
+		if strings.ContainsFunc(f.v, unicode.IsControl) || !utf8.ValidString(f.v) {
+			return fmt.Errorf("field %q: %q holds a control character or is not UTF-8", f.key, f.v)
+		}
+	}
 	a, err := ParseAddress(h.Address)
 	if err != nil {
 		return fmt.Errorf(`field "address": %v`, err)
@@ -195,22 +202,31 @@ func (h Host) validate() error {
 // WriteHosts writes hosts as a hosts file that LoadHosts reads back,
 // replacing path atomically.
 func WriteHosts(path string, hosts []Host) error {
+	data, err := marshalHosts(hosts)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, data)
+}
+
+// marshalHosts is the hosts file WriteHosts writes.
+func marshalHosts(hosts []Host) ([]byte, error) {
 	if len(hosts) == 0 {
-		return errors.New("hoststat: no hosts to write")
+		return nil, errors.New("hoststat: no hosts to write")
 	}
 	seen := map[string]bool{}
 	for i, h := range hosts {
 		if err := h.validate(); err != nil {
-			return fmt.Errorf("hoststat: host %d: %v", i+1, err)
+			return nil, fmt.Errorf("hoststat: host %d: %v", i+1, err)
 		}
 		if seen[h.Name] {
-			return fmt.Errorf("hoststat: host %d: name %q used twice", i+1, h.Name)
+			return nil, fmt.Errorf("hoststat: host %d: name %q used twice", i+1, h.Name)
 		}
 		seen[h.Name] = true
 	}
 	data, err := yaml.Marshal(hosts)
 	if err != nil {
-		return fmt.Errorf("hoststat: %w", err)
+		return nil, fmt.Errorf("hoststat: %w", err)
 	}
-	return writeFileAtomic(path, data)
+	return data, nil
 }
