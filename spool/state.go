@@ -55,8 +55,12 @@ const (
 	Sched     Daemon = "sched"
 	Run       Daemon = "run"
 	Reaper    Daemon = "reaper"
+	Stats     Daemon = "stats" // owns no directory: it samples the hosts into db/
 	Submitter Daemon = "submitter"
 )
+
+// Daemons are the five daemons, in pipeline order.
+var Daemons = []Daemon{Init, Sched, Run, Reaper, Stats}
 
 // Owner returns the daemon that owns state s: the only one that may edit,
 // move out of, or remove files in that directory.
