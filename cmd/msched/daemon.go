@@ -28,6 +28,8 @@ its own directories (see README, "Guarantees after a crash").
   reaper  exited/, rejected/ → reports/<JID>.txt and db/ accounting; removes the job file
   stats   samples every host into db/hoststats.jsonl
 
+SIGHUP reads the configuration file and the hosts file again and restarts the
+daemon with them (an invalid file is logged, and the daemon goes on as it was).
 The spool must exist (msched up creates it).`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: daemonNames,
@@ -44,8 +46,7 @@ The spool must exist (msched up creates it).`,
 			if err != nil {
 				return err
 			}
-			defer sys.close()
-			return sys.run(cmd.Context(), args)
+			return serveDaemons(cmd.Context(), v, sys, args)
 		},
 	}
 }

@@ -23,7 +23,9 @@ func newUpCmd(v *viper.Viper) *cobra.Command {
 		Short: "Run all five daemons (init, sched, run, reaper, stats) in one process",
 		Long: `up runs the five daemons in this process until interrupted (Ctrl-C or
 SIGTERM stops them cleanly; running jobs keep running under their shepherds and
-are adopted by the next start).
+are adopted by the next start). SIGHUP reads the configuration file and the
+hosts file again and restarts the daemons with them; if either is invalid the
+error is logged and the daemons go on as they were.
 
 The first run creates what msched needs and says where it is:
   - the spool (default ./var/spool; --spool changes it),
@@ -47,11 +49,10 @@ Later runs leave all of these as they are.`,
 			if err != nil {
 				return err
 			}
-			defer sys.close()
-			fmt.Fprintf(cmd.OutOrStdout(), "msched: running init, sched, run, reaper and stats on %d hosts; Ctrl-C stops them\n", len(sys.hosts))
+			fmt.Fprintf(cmd.OutOrStdout(), "msched: running init, sched, run, reaper and stats on %d hosts; Ctrl-C stops them, SIGHUP reloads the configuration and hosts\n", len(sys.hosts))
 			stopWeb := startWeb(cmd.Context(), cmd.OutOrStdout(), sys, v)
 			defer stopWeb()
-			return sys.run(cmd.Context(), daemonNames)
+			return serveDaemons(cmd.Context(), v, sys, daemonNames)
 		},
 	}
 	cmd.Flags().String("hosts", "", "hosts file (default: <spool>/db/hosts.yaml, created with this machine's CPUs)")
