@@ -57,10 +57,14 @@ func serveDaemons(ctx context.Context, v *viper.Viper, sys *system, names []stri
 // environment again, then the hosts file, into a new system on the same
 // spool with sys's launcher and notifier.
 func reopen(v *viper.Viper, sys *system) (*system, error) {
-	if f := v.ConfigFileUsed(); f != "" {
+	f := v.ConfigFileUsed()
+	if f != "" {
 		if err := v.ReadInConfig(); err != nil { // keeps the old settings on error
 			return nil, fmt.Errorf("config %s: %w", f, err)
 		}
+	}
+	if err := checkConfig(v, f); err != nil {
+		return nil, err
 	}
 	cfg, err := readConfig(v)
 	if err != nil {

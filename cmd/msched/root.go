@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -60,16 +62,26 @@ func loadConfig(v *viper.Viper, cmd *cobra.Command) error {
 	v.SetEnvKeyReplacer(strings.NewReplacer(".", "_", "-", "_"))
 	v.AutomaticEnv()
 	file, _ := cmd.Flags().GetString("config")
+	found := false
 	if file == "" {
 		if p := filepath.Join(v.GetString("spool"), "msched.yaml"); fileExists(p) {
-			file = p
+			file, found = p, true
 		}
 	}
 	if file != "" {
 		v.SetConfigFile(file)
-		if err := v.ReadInConfig(); err != nil {
+		err := v.ReadInConfig()
+		switch {
+		case err != nil && found && errors.Is(err, fs.ErrPermission):
+			// The daemons' file, 0600 because it holds secrets: a user's
+			// msched submit or status goes on without it.
+			file = ""
+		case err != nil:
 			return fmt.Errorf("config %s: %w", file, err)
 		}
+	}
+	if err := checkConfig(v, file); err != nil {
+		return err
 	}
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(v.GetString("log_level"))); err != nil {
