@@ -11,16 +11,19 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
 	"msched/spool"
 )
 
-// Sessions are stateless, so that they work when every request is a new
-// CGI process: the cookie carries its issue time and a random id, signed
-// with a key derived from the access token (changing the token logs
-// everyone out). The CSRF token of a session is a second MAC of the same
+// A session is a cookie and a file. The cookie carries its issue time and
+// a random id, signed with a key derived from the access token (changing
+// the token logs everyone out); the file, db/web/sessions/… (state.go),
+// says the session is live, and logout removes it, so a copy of the cookie
+// is worth nothing afterwards. Both work when every request is a new CGI
+// process. The CSRF token of a session is a second MAC of the same
 // payload, put in a hidden field of every form and compared in constant
 // time; SameSite=Strict keeps the cookie off cross-site requests as a
 // second line.
@@ -48,15 +51,17 @@ func (h *handler) mac(purpose string, payload []byte) []byte {
 
 var b64 = base64.RawURLEncoding
 
-// newSession returns a cookie value: payload "." MAC.
-func (h *handler) newSession() string {
+// newSession returns a new session's payload and its cookie value:
+// payload "." MAC.
+func (h *handler) newSession() (payload []byte, cookie string) {
 	p := make([]byte, 8+16)
 	binary.BigEndian.PutUint64(p, uint64(h.cfg.Now().Unix()))
 	_, _ = rand.Read(p[8:])
-	return b64.EncodeToString(p) + "." + b64.EncodeToString(h.mac("session", p))
+	return p, b64.EncodeToString(p) + "." + b64.EncodeToString(h.mac("session", p))
 }
 
-// session returns the request's valid, unexpired session payload.
+// session returns the request's valid, unexpired, not revoked session
+// payload.
 func (h *handler) session(r *http.Request) ([]byte, bool) {
 	if h.key == nil {
 		return nil, false
@@ -78,7 +83,7 @@ func (h *handler) session(r *http.Request) ([]byte, bool) {
 	if age := h.cfg.Now().Sub(issued); age < -time.Minute || age > sessionTTL {
 		return nil, false
 	}
-	return p, true
+	return p, h.sessionLive(p)
 }
 
 func (h *handler) csrfToken(sess []byte) string { return b64.EncodeToString(h.mac("csrf", sess)) }
@@ -161,6 +166,19 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 	if !h.postAllowed(w, r) {
 		return
 	}
+	wait, err := h.beginLogin(r)
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	if wait > 0 {
+		secs := int64((wait + time.Second - 1) / time.Second)
+		h.log.Warn("web: login refused: too many failures", "remote", r.RemoteAddr, "retry_after_s", secs)
+		w.Header().Set("Retry-After", strconv.FormatInt(secs, 10))
+		h.renderCode(w, r, http.StatusTooManyRequests, "login", "Log in", LoginPage{Enabled: true, Next: next,
+			Error: fmt.Sprintf("Too many failed logins; try again in %s.", dur(float64(secs)))})
+		return
+	}
 	// Compare digests, so neither the time nor an early exit tells the
 	// token's length.
 	a, b := sha256.Sum256([]byte(r.PostFormValue("token"))), sha256.Sum256([]byte(h.cfg.Token))
@@ -169,7 +187,16 @@ func (h *handler) login(w http.ResponseWriter, r *http.Request) {
 		h.renderCode(w, r, http.StatusForbidden, "login", "Log in", LoginPage{Enabled: true, Next: next, Error: "Wrong token."})
 		return
 	}
-	h.setCookie(w, r, h.newSession(), int(sessionTTL.Seconds()))
+	if err := h.loginSucceeded(r); err != nil {
+		// The attempt stays counted as a failure; the login goes on.
+		h.log.Warn("web: login not forgiven", "remote", r.RemoteAddr, "err", err)
+	}
+	p, cookie := h.newSession()
+	if err := h.recordSession(p); err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	h.setCookie(w, r, cookie, int(sessionTTL.Seconds()))
 	to := h.cfg.Base + "/"
 	if next != "" {
 		to = h.cfg.Base + "/jobs/" + next
@@ -190,6 +217,12 @@ func (h *handler) logout(w http.ResponseWriter, r *http.Request) {
 	if !h.authorise(w, r) {
 		return
 	}
+	if sess, ok := h.session(r); ok {
+		if err := h.revokeSession(sess); err != nil {
+			h.fail(w, r, err)
+			return
+		}
+	}
 	h.setCookie(w, r, "", -1)
 	http.Redirect(w, r, h.cfg.Base+"/", http.StatusSeeOther)
 }
@@ -207,7 +240,7 @@ func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
 	}
 	var pe *spool.ParseError
 	if err != nil && !errors.As(err, &pe) {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		h.refuse(w, r, http.StatusBadRequest, err)
 		return
 	}
 	switch st {
@@ -219,7 +252,7 @@ func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
 	// The request is the page's own user's; the daemons honour it only from
 	// the job's owner or root. Say so here rather than write one they drop.
 	if err := (spool.Control{Kind: spool.Cancel, JID: jid, UID: os.Geteuid()}).Allowed(j); err != nil {
-		http.Error(w, fmt.Sprintf("this page runs as %s: %v", spool.UserName(os.Geteuid()), err), http.StatusForbidden)
+		http.Error(w, fmt.Sprintf("this page runs as %s: %s", spool.UserName(os.Geteuid()), h.public(err)), http.StatusForbidden)
 		return
 	}
 	if err := h.cfg.Spool.RequestCancel(jid); err != nil {
@@ -247,7 +280,7 @@ func (h *handler) resubmit(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, fmt.Sprintf("%s is no longer in the spool; its request is not kept", jid), http.StatusNotFound)
 		return
 	} else if err != nil {
-		http.Error(w, err.Error(), http.StatusBadRequest)
+		h.refuse(w, r, http.StatusBadRequest, err)
 		return
 	}
 	if len(j.Command) == 0 {

@@ -182,8 +182,60 @@ func TestCGI_RealInvocation(t *testing.T) {
 
 	// A spool that is not there: a 500 the browser can read.
 	r = runCGI(t, filepath.Join(dir, "nope"), "GET", "/", "", "", nil)
-	if r.Status != 500 || !strings.Contains(r.Body, "not a spool") {
-		t.Errorf("missing spool: %d %q", r.Status, r.Body)
+	if r.Status != 500 || !strings.Contains(r.Body, "not a spool") || strings.Contains(r.Body, dir) {
+		t.Errorf("missing spool: %d %q (the answer must not name the path)", r.Status, r.Body)
+	}
+}
+
+// TestCGI_LoginStateAcrossProcesses: a CGI program lives for one request,
+// so the login limits and the revocation of a session must outlive it.
+// And web.hosts, when set, holds under CGI too.
+func TestCGI_LoginStateAcrossProcesses(t *testing.T) {
+	b := fixture{Jobs: 20, Hosts: 2, Now: testNow}.build(t)
+	dir := b.sp.Root()
+	jid := b.byState[spool.Exited][0]
+	os.WriteFile(filepath.Join(b.sp.Path(spool.DirReports), jid+".txt"), []byte("PRIVATE REPORT\n"), 0o644)
+	from := func(addr string, more ...string) map[string]string {
+		env := map[string]string{"MSCHED_WEB_TOKEN": "tok", "REMOTE_ADDR": addr}
+		for i := 0; i+1 < len(more); i += 2 {
+			env[more[i]] = more[i+1]
+		}
+		return env
+	}
+	for i := 0; i < loginPerClient.free; i++ {
+		if r := runCGI(t, dir, "POST", "/login", "", url.Values{"token": {"wrong"}}.Encode(), from("192.0.2.7")); r.Status != http.StatusForbidden {
+			t.Fatalf("failure %d: %d", i+1, r.Status)
+		}
+	}
+	r := runCGI(t, dir, "POST", "/login", "", url.Values{"token": {"tok"}}.Encode(), from("192.0.2.7"))
+	if r.Status != http.StatusTooManyRequests || r.Header.Get("Retry-After") == "" || r.Header.Get("Set-Cookie") != "" {
+		t.Errorf("after %d failures in as many processes: %d %v", loginPerClient.free, r.Status, r.Header)
+	}
+
+	r = runCGI(t, dir, "POST", "/login", "", url.Values{"token": {"tok"}}.Encode(), from("192.0.2.8"))
+	c, err := http.ParseSetCookie(r.Header.Get("Set-Cookie"))
+	if r.Status != http.StatusSeeOther || err != nil {
+		t.Fatalf("login from another address: %d %v", r.Status, err)
+	}
+	cookie := from("192.0.2.8", "HTTP_COOKIE", c.Name+"="+c.Value)
+	if r := runCGI(t, dir, "GET", "/jobs/"+jid+"/report", "", "", cookie); r.Status != 200 {
+		t.Fatalf("report while logged in: %d", r.Status)
+	}
+	m := csrfRE.FindStringSubmatch(runCGI(t, dir, "GET", "/jobs/"+jid, "", "", cookie).Body)
+	if m == nil {
+		t.Fatal("no CSRF field on the logged-in job page")
+	}
+	if r := runCGI(t, dir, "POST", "/logout", "", url.Values{"csrf": {m[1]}}.Encode(), cookie); r.Status != http.StatusSeeOther {
+		t.Fatalf("logout: %d %s", r.Status, r.Body)
+	}
+	if r := runCGI(t, dir, "GET", "/jobs/"+jid+"/report", "", "", cookie); r.Status != http.StatusForbidden || strings.Contains(r.Body, "PRIVATE") {
+		t.Errorf("report with the cookie replayed after logout: %d", r.Status)
+	}
+
+	for host, want := range map[string]int{"status.example.org": 200, "evil.example": http.StatusMisdirectedRequest} {
+		if r := runCGI(t, dir, "GET", "/", "", "", map[string]string{"MSCHED_WEB_HOSTS": "status.example.org", "HTTP_HOST": host}); r.Status != want {
+			t.Errorf("web.hosts set, Host %s: %d, want %d", host, r.Status, want)
+		}
 	}
 }
 

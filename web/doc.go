@@ -4,9 +4,10 @@
 //
 // One handler (New) serves two ways: as a long-running server (`msched web`,
 // `msched up --web`) and as a CGI program (`msched cgi`, or any invocation
-// with GATEWAY_INTERFACE set). It therefore keeps no state between requests
-// that matters: every page is read from the spool at request time, and the
-// login session is a signed cookie, not an entry in server memory.
+// with GATEWAY_INTERFACE set). It therefore keeps no state in memory between
+// requests: every page is read from the spool at request time, and what a
+// login needs (live sessions, recent failed logins) is in files under
+// db/web/ (state.go), which the server and every CGI process share.
 //
 // # What it reads
 //
@@ -26,7 +27,17 @@
 // and resubmit one (its user fields, through spool.Submit into submitted/):
 // the two things any user may add to a spool. Every POST carries a CSRF
 // token derived from the session and is checked in constant time; the
-// session cookie is HttpOnly and SameSite=Strict.
+// session cookie is HttpOnly and SameSite=Strict. Logins write db/web/: a
+// file per live session, removed at logout so that a replayed cookie is
+// refused, and the failed-login counts behind the rate limits
+// (loginlimit.go).
+//
+// # What it refuses
+//
+// A request whose Host header is not one of the page's names (HostNames:
+// the listen address's, web.hosts) is answered 421 before anything is
+// read: the defence against DNS rebinding. Errors reach the browser
+// without absolute paths (errors.go); the log has them whole.
 //
 // # Escaping
 //

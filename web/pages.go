@@ -33,19 +33,19 @@ func (h *handler) overviewData(limit int) Overview {
 	for _, st := range spool.States {
 		sj, err := readState(h.cfg.Spool, st, limit)
 		if err != nil {
-			o.Errors = append(o.Errors, err.Error())
+			o.Errors = append(o.Errors, h.shown(err))
 		}
 		o.States = append(o.States, sj)
 		o.Total += sj.Count
 	}
 	sched, err := readSchedule(h.cfg.Spool)
 	if err != nil {
-		o.Errors = append(o.Errors, err.Error())
+		o.Errors = append(o.Errors, h.shown(err))
 	}
 	o.Sched = sched
 	o.Gantt = layoutGantt(sched, h.cfg.Now())
 	if o.Hosts, err = h.hosts(sched); err != nil {
-		o.Errors = append(o.Errors, err.Error())
+		o.Errors = append(o.Errors, h.shown(err))
 	}
 	o.Stats = readSchedStats(h.cfg.Spool)
 	return o
@@ -249,11 +249,11 @@ func (h *handler) hostsPage(w http.ResponseWriter, r *http.Request) {
 	sched, err := readSchedule(h.cfg.Spool)
 	var p HostsPage
 	if err != nil {
-		p.Error = err.Error()
+		p.Error = h.shown(err)
 	}
 	hv, err := h.hosts(sched)
 	if err != nil {
-		p.Error = err.Error()
+		p.Error = h.shown(err)
 	}
 	p.Hosts = hv
 	h.render(w, r, "hosts", "Hosts", p)

@@ -37,6 +37,8 @@ func TestOutput_OperatorOnly(t *testing.T) {
 
 	withToken := handlerFor(b, testNow, "tok")
 	sess := loginCookie(t, withToken)
+	// A live session of a page with another token: only the MAC refuses it.
+	otherCookie := liveSession(t, handlerFor(b, testNow, "other")).Value
 	for _, c := range []struct {
 		name    string
 		h       http.Handler
@@ -45,7 +47,7 @@ func TestOutput_OperatorOnly(t *testing.T) {
 	}{
 		{"no token configured", handlerFor(b, testNow, ""), nil, http.StatusForbidden},
 		{"not logged in", withToken, nil, http.StatusForbidden},
-		{"session signed with another token", withToken, []*http.Cookie{{Name: sessionCookie, Value: handlerFor(b, testNow, "other").newSession()}}, http.StatusForbidden},
+		{"session signed with another token", withToken, []*http.Cookie{{Name: sessionCookie, Value: otherCookie}}, http.StatusForbidden},
 		{"operator", withToken, []*http.Cookie{sess}, http.StatusOK},
 	} {
 		for _, p := range []string{"/jobs/" + jid + "/output/stdout", "/jobs/" + jid + "/report"} {

@@ -37,8 +37,12 @@ type Config struct {
 	// OverviewLimit is how many jobs of each state the overview lists
 	// (the count is always complete; /jobs?state= lists all); 0: 25.
 	OverviewLimit int
-	Log           *slog.Logger     // nil: slog.Default()
-	Now           func() time.Time // nil: time.Now
+	// Hosts are the names the Host header may carry (AllowHosts); a
+	// request for another name is answered 421. nil: any name (a CGI
+	// program whose web server's virtual hosts already chose).
+	Hosts *HostNames
+	Log   *slog.Logger     // nil: slog.Default()
+	Now   func() time.Time // nil: time.Now
 }
 
 // defaultRefresh: often enough that a job's move shows within a few
@@ -148,6 +152,12 @@ func New(cfg Config) http.Handler {
 // ServeHTTP strips the base path, sets the headers every response gets and
 // dispatches.
 func (h *handler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if h.cfg.Hosts != nil && !h.cfg.Hosts.Allows(r.Host) {
+		// Not echoed: the name is the requester's, and nothing here needs it.
+		h.log.Warn("web: refused a request for another host name (DNS rebinding?)", "host", r.Host, "remote", r.RemoteAddr)
+		http.Error(w, "misdirected request: this status page does not answer to that host name (config key web.hosts)", http.StatusMisdirectedRequest)
+		return
+	}
 	if h.cfg.Base != "" {
 		p, ok := strings.CutPrefix(r.URL.Path, h.cfg.Base)
 		if !ok || (p != "" && p[0] != '/') {
@@ -253,17 +263,32 @@ func templateQuery(s string) string {
 	return ""
 }
 
-// fail logs an error and answers 500 without echoing internals beyond the
-// message (which names spool paths, not secrets).
+// fail logs an error whole and answers 500 with its message without
+// absolute paths (errors.go).
 func (h *handler) fail(w http.ResponseWriter, r *http.Request, err error) {
 	h.log.Error("web: request failed", "path", r.URL.Path, "err", err)
-	http.Error(w, "internal error: "+err.Error(), http.StatusInternalServerError)
+	http.Error(w, "internal error: "+h.public(err), http.StatusInternalServerError)
+}
+
+// refuse is fail for an error that is the request's, answered with code.
+func (h *handler) refuse(w http.ResponseWriter, r *http.Request, code int, err error) {
+	h.log.Warn("web: request refused", "path", r.URL.Path, "err", err)
+	http.Error(w, h.public(err), code)
+}
+
+// shown logs an error a page shows in place of what could not be read,
+// and returns its message without absolute paths.
+func (h *handler) shown(err error) string {
+	h.log.Warn("web: shown on a page", "err", err)
+	return h.public(err)
 }
 
 func writeJSON(w http.ResponseWriter, v any) {
 	b, err := json.MarshalIndent(v, "", "  ")
 	if err != nil {
-		http.Error(w, err.Error(), http.StatusInternalServerError)
+		// Only a type that cannot be encoded gets here: a fault of this
+		// package, with no path in it.
+		http.Error(w, "internal error: "+err.Error(), http.StatusInternalServerError)
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

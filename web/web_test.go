@@ -223,6 +223,17 @@ func loginCookie(t *testing.T, h http.Handler) *http.Cookie {
 	return nil
 }
 
+// liveSession makes a recorded session of h, as a login would, without a
+// login: the session of another page when h has another token.
+func liveSession(t *testing.T, h *handler) *http.Cookie {
+	t.Helper()
+	p, c := h.newSession()
+	if err := h.recordSession(p); err != nil {
+		t.Fatal(err)
+	}
+	return &http.Cookie{Name: sessionCookie, Value: c}
+}
+
 var csrfRE = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
 
 func post(h http.Handler, path string, form url.Values, hdr map[string]string, cookies ...*http.Cookie) *httptest.ResponseRecorder {
@@ -254,8 +265,8 @@ func TestCSRF_CancelNeedsSessionAndToken(t *testing.T) {
 		t.Fatalf("logged-in job page has no cancel form with a CSRF field")
 	}
 	token := m[1]
-	other := &http.Cookie{Name: sessionCookie, Value: handlerFor(b, testNow, "tok").newSession()}
-	forged := &http.Cookie{Name: sessionCookie, Value: handlerFor(b, testNow, "other-token").newSession()}
+	other := liveSession(t, handlerFor(b, testNow, "tok"))
+	forged := liveSession(t, handlerFor(b, testNow, "other-token"))
 	for _, c := range []struct {
 		name   string
 		form   url.Values

@@ -18,8 +18,9 @@ import (
 )
 
 // webHandler opens the spool read-only and builds the status page's
-// handler, mounted at base ("" for the root).
-func webHandler(v *viper.Viper, base string) (http.Handler, error) {
+// handler, mounted at base ("" for the root), for a server listening on
+// listen ("": a CGI program).
+func webHandler(v *viper.Viper, base, listen string) (http.Handler, error) {
 	cfg, err := readConfig(v)
 	if err != nil {
 		return nil, err
@@ -28,8 +29,27 @@ func webHandler(v *viper.Viper, base string) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (`msched up` creates a spool)", err)
 	}
+	hosts, err := webHosts(v, listen)
+	if err != nil {
+		return nil, err
+	}
 	return web.New(web.Config{Spool: sp, HostsFile: cfg.HostsFile, Token: v.GetString("web.token"),
-		Base: base, Log: slog.Default()}), nil
+		Base: base, Hosts: hosts, Log: slog.Default()}), nil
+}
+
+// webHosts is the Host header check of a server listening on listen:
+// web.addr's names and web.hosts. A CGI program (listen "") checks only
+// when web.hosts is set; else its web server's virtual hosts decide.
+func webHosts(v *viper.Viper, listen string) (*web.HostNames, error) {
+	names := v.GetStringSlice("web.hosts")
+	if listen == "" && len(names) == 0 {
+		return nil, nil
+	}
+	hosts, err := web.AllowHosts(listen, names)
+	if err != nil {
+		return nil, fmt.Errorf("config: web.hosts: %w", err)
+	}
+	return hosts, nil
 }
 
 func newWebCmd(v *viper.Viper) *cobra.Command {
@@ -47,11 +67,12 @@ may cancel and resubmit jobs.`,
 				a, _ := cmd.Flags().GetString("addr")
 				v.Set("web.addr", a)
 			}
-			h, err := webHandler(v, "")
+			addr := v.GetString("web.addr")
+			h, err := webHandler(v, "", addr)
 			if err != nil {
 				return err
 			}
-			return web.ListenAndServe(cmd.Context(), v.GetString("web.addr"), h, slog.Default(), func(a net.Addr) {
+			return web.ListenAndServe(cmd.Context(), addr, h, slog.Default(), func(a net.Addr) {
 				fmt.Fprintf(cmd.OutOrStdout(), "msched: status page on http://%s/\n", a)
 			})
 		},
@@ -69,7 +90,12 @@ func startWeb(ctx context.Context, out io.Writer, sys *system, v *viper.Viper) (
 	if addr == "" || addr == "off" {
 		return func() {}
 	}
-	h := web.New(web.Config{Spool: sys.sp, HostsFile: sys.cfg.HostsFile, Token: v.GetString("web.token"), Log: sys.log})
+	hosts, err := webHosts(v, addr)
+	if err != nil {
+		sys.log.Error("status page not served; the daemons go on", "addr", addr, "err", err)
+		return func() {}
+	}
+	h := web.New(web.Config{Spool: sys.sp, HostsFile: sys.cfg.HostsFile, Token: v.GetString("web.token"), Hosts: hosts, Log: sys.log})
 	ctx, cancel := context.WithCancel(ctx)
 	done := make(chan struct{})
 	go func() {
@@ -95,11 +121,12 @@ set, so the binary can be installed as the CGI program directly. Set
 MSCHED_SPOOL in the server's environment to say where the spool is.`,
 		Args: cobra.ArbitraryArgs, // a server may pass query words as arguments (RFC 3875 4.4)
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			h, err := webHandler(v, os.Getenv("SCRIPT_NAME"))
+			h, err := webHandler(v, os.Getenv("SCRIPT_NAME"), "")
 			if err != nil {
-				// Answer the browser, and the server's error log (stderr);
-				// the request itself was answered, so the program succeeded.
-				fmt.Printf("Status: 500 Internal Server Error\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nmsched: %v\n", err)
+				// Answer the browser without absolute paths, and the
+				// server's error log (stderr) in full; the request itself
+				// was answered, so the program succeeded.
+				fmt.Printf("Status: 500 Internal Server Error\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nmsched: %s\n", web.PublicMessage(err, v.GetString("spool")))
 				slog.Error("cgi", "err", err)
 				return nil
 			}
