@@ -28,15 +28,17 @@ const SharedDirPerm = os.ModeSticky | 0o777
 var ErrNotFound = errors.New("not found")
 
 // Spool is an open spool directory. It holds no state of its own beyond
-// paths, so any number of processes may open the same spool; what each may
-// do is fixed by the ownership table in doc.go, not by the type.
+// paths and a setting (the bound on a job file), so any number of processes
+// may open the same spool; what each may do is fixed by the ownership table
+// in doc.go, not by the type.
 type Spool struct {
-	root  string
-	tmp   string           // tmp/: claims
-	stage string           // where this view's atomic writes are staged (see As)
-	pool  *atomicfile.Pool // a daemon view's recycled staging files, in stage
-	as    Daemon           // set by As: Move, Update and Remove check ownership
-	now   func() time.Time // UTC; replaced in tests
+	root   string
+	tmp    string           // tmp/: claims
+	stage  string           // where this view's atomic writes are staged (see As)
+	pool   *atomicfile.Pool // a daemon view's recycled staging files, in stage
+	as     Daemon           // set by As: Move, Update and Remove check ownership
+	now    func() time.Time // UTC; replaced in tests
+	maxJob int64            // SetMaxJobFile; 0: MaxJobFile
 }
 
 // As returns a view of the spool for daemon d: its Move, Update and Remove

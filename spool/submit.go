@@ -22,6 +22,18 @@ func (s *Spool) Submit(name string, data []byte) (string, error) {
 	return s.submit(name, data, -1)
 }
 
+// CheckSubmission checks a job file's bytes as init will judge them once
+// submitted: at most JobFileLimit bytes (init reads no more of a claim) and
+// ParseSubmission (Claim.Job), the one check of what a submission says.
+// msched submit calls it on the bytes it is about to write, so that it
+// refuses exactly what init would reject.
+func (s *Spool) CheckSubmission(name string, data []byte) (*Job, error) {
+	if max := s.JobFileLimit(); int64(len(data)) > max {
+		return nil, &ParseError{File: name, Problems: []Problem{{Msg: sizeWhy(int64(len(data)), max, false)}}}
+	}
+	return ParseSubmission(name, data)
+}
+
 // SubmitAs is Submit for a file owned by uid: the web page resubmitting a
 // user's job as root (init runs a job as its file's owner, so a file root
 // wrote would run as root). The dot-file is given to uid before it is
@@ -36,9 +48,9 @@ func (s *Spool) SubmitAs(name string, data []byte, uid int) (string, error) {
 }
 
 func (s *Spool) submit(name string, data []byte, uid int) (string, error) {
-	if len(data) > MaxJobFile {
+	if max := s.JobFileLimit(); int64(len(data)) > max {
 		return "", fmt.Errorf("spool: submit %s: %d bytes, over the limit of %d bytes (%s) for a job file",
-			name, len(data), MaxJobFile, humanBytes(MaxJobFile))
+			name, len(data), max, humanBytes(max))
 	}
 	base := filepath.Base(name)
 	if base == "." || base == "/" || base[0] == '.' {

@@ -24,11 +24,42 @@ import (
 // type, size and owner from fstat, its bytes from read. Nothing is looked up
 // by name a second time.
 
-// MaxJobFile bounds a job file. A job file is a few hundred bytes of YAML;
-// a megabyte is thousands of times that, and it bounds what init holds in
-// memory for one submission (a 200 MB file once made init use 3.5 GB: the
-// bytes, the YAML tree and the rejection that kept them).
+// MaxJobFile bounds a job file unless the configuration sets another
+// bound (init.max_job_bytes: SetMaxJobFile). A job file is a few hundred
+// bytes of YAML; a megabyte is thousands of times that, and it bounds what
+// init holds in memory for one submission (a 200 MB file once made init use
+// 3.5 GB: the bytes, the YAML tree and the rejection that kept them).
 const MaxJobFile = 1 << 20
+
+// MinJobFile and MaxJobFileSetting bound what SetMaxJobFile accepts: below
+// a kilobyte a job with a few arguments and an environment no longer fits;
+// init holds the bytes of a batch of submissions at once (64 of them), so
+// 16 MiB each is already a gigabyte.
+const (
+	MinJobFile        = 1 << 10
+	MaxJobFileSetting = 16 << 20
+)
+
+// SetMaxJobFile sets the bound on a job file for this spool value and the
+// views made from it afterwards (As): what init claims, what Submit
+// writes and what msched submit reads (JobFileLimit). The daemons and
+// msched submit set it from the same configuration key, init.max_job_bytes.
+func (s *Spool) SetMaxJobFile(n int64) error {
+	if n < MinJobFile || n > MaxJobFileSetting {
+		return fmt.Errorf("spool: the bound on a job file must be %d to %d bytes (%s to %s), got %d",
+			MinJobFile, MaxJobFileSetting, humanBytes(MinJobFile), humanBytes(MaxJobFileSetting), n)
+	}
+	s.maxJob = n
+	return nil
+}
+
+// JobFileLimit is the bound on a job file: SetMaxJobFile's, else MaxJobFile.
+func (s *Spool) JobFileLimit() int64 {
+	if s.maxJob == 0 {
+		return MaxJobFile
+	}
+	return s.maxJob
+}
 
 // MaxControl bounds a control request, whose content is one short line
 // (ControlBody).
@@ -55,11 +86,14 @@ type untrustedError struct {
 	Head []byte
 }
 
-func (e *untrustedError) Error() string {
+func (e *untrustedError) Error() string { return "spool: " + e.what() }
+
+// what is Why, and the system's error if any.
+func (e *untrustedError) what() string {
 	if e.Err != nil {
-		return "spool: " + e.Why + ": " + e.Err.Error()
+		return e.Why + ": " + e.Err.Error()
 	}
-	return "spool: " + e.Why
+	return e.Why
 }
 
 func (e *untrustedError) Unwrap() error { return e.Err }
@@ -82,28 +116,11 @@ func readUntrusted(dir, name string, max int64) (untrusted, error) {
 		return untrusted{}, fmt.Errorf("spool: %s: %w", dir, err)
 	}
 	defer unix.Close(dfd)
-	fd, err := openat(dfd, name)
-	switch {
-	case errors.Is(err, unix.ENOENT):
-		return untrusted{}, fmt.Errorf("spool: %s: %w", name, ErrNotFound)
-	case errors.Is(err, unix.ELOOP):
-		return untrusted{}, &untrustedError{Why: "a symbolic link, not a file (links are not followed here)"}
-	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
-		return untrusted{}, &untrustedError{Why: "cannot be read by the daemons (permission denied); its owner must be able to read it"}
-	case errors.Is(err, unix.ENXIO):
-		return untrusted{}, &untrustedError{Why: "a socket, not a regular file"}
-	case err != nil:
-		return untrusted{}, &untrustedError{Why: "cannot be opened", Err: err}
+	f, st, err := openRegular(dfd, name, "the daemons")
+	if err != nil {
+		return untrusted{}, err
 	}
-	f := os.NewFile(uintptr(fd), name)
 	defer f.Close()
-	var st unix.Stat_t
-	if err := unix.Fstat(fd, &st); err != nil {
-		return untrusted{}, &untrustedError{Why: "cannot be examined", Err: err}
-	}
-	if st.Mode&unix.S_IFMT != unix.S_IFREG {
-		return untrusted{}, &untrustedError{Why: kindOf(st.Mode) + ", not a regular file"}
-	}
 	if st.Nlink > 1 {
 		// Its owner is the file's, not the linker's: with
 		// fs.protected_hardlinks=1 a user may link another's
@@ -111,18 +128,86 @@ func readUntrusted(dir, name string, max int64) (untrusted, error) {
 		// make files with one name at every instant.
 		return untrusted{}, &untrustedError{Why: fmt.Sprintf("a file with %d names (a hard link), which may be anyone's file: submit a copy", st.Nlink)}
 	}
-	if st.Size > max {
-		return untrusted{}, tooLarge(f, st.Size, max)
+	data, err := readBounded(f, st.Size, max)
+	if err != nil {
+		return untrusted{}, err
+	}
+	return untrusted{data: data, uid: int(st.Uid)}, nil
+}
+
+// openRegular opens name relative to the directory dfd (AT_FDCWD: the
+// current one) as openat does, and returns it with its fstat if it is a
+// regular file. A name that is gone wraps ErrNotFound; anything else that
+// is not a regular file it may read is an *untrustedError saying what it
+// is. reader names who cannot read it, for the message.
+func openRegular(dfd int, name, reader string) (*os.File, unix.Stat_t, error) {
+	var st unix.Stat_t
+	fd, err := openat(dfd, name)
+	switch {
+	case errors.Is(err, unix.ENOENT):
+		return nil, st, fmt.Errorf("spool: %s: %w", name, ErrNotFound)
+	case errors.Is(err, unix.ELOOP):
+		return nil, st, &untrustedError{Why: "a symbolic link, not a file (links are not followed here)"}
+	case errors.Is(err, unix.EACCES), errors.Is(err, unix.EPERM):
+		return nil, st, &untrustedError{Why: "cannot be read by " + reader + " (permission denied); its owner must be able to read it"}
+	case errors.Is(err, unix.ENXIO):
+		return nil, st, &untrustedError{Why: "a socket, not a regular file"}
+	case err != nil:
+		return nil, st, &untrustedError{Why: "cannot be opened", Err: err}
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if err := unix.Fstat(fd, &st); err != nil {
+		f.Close()
+		return nil, st, &untrustedError{Why: "cannot be examined", Err: err}
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFREG {
+		f.Close()
+		return nil, st, &untrustedError{Why: kindOf(st.Mode) + ", not a regular file"}
+	}
+	return f, st, nil
+}
+
+// readBounded reads f, a regular file of size bytes by its fstat, through
+// its descriptor: a file over max bytes is refused before more than its
+// head is read, and one that grows past max while it is read is refused
+// too (*untrustedError with the Head).
+func readBounded(f *os.File, size, max int64) ([]byte, error) {
+	if size > max {
+		return nil, tooLarge(f, size, max)
 	}
 	data, err := io.ReadAll(io.LimitReader(f, max+1))
 	if err != nil {
-		return untrusted{}, &untrustedError{Why: "cannot be read", Err: err}
+		return nil, &untrustedError{Why: "cannot be read", Err: err}
 	}
 	if int64(len(data)) > max {
 		// It grew while it was read.
-		return untrusted{}, &untrustedError{Why: sizeWhy(int64(len(data)), max, true), Head: head(data)}
+		return nil, &untrustedError{Why: sizeWhy(int64(len(data)), max, true), Head: head(data)}
 	}
-	return untrusted{data: data, uid: int(st.Uid)}, nil
+	return data, nil
+}
+
+// ReadJobFile reads the job file at path for msched submit as init will
+// read it from submitted/: opened without following a symbolic link and
+// without blocking (a FIFO named as the job file is refused, not waited
+// on), a regular file by the fstat of that descriptor, of at most max bytes
+// (Spool.JobFileLimit), refused before more than that is read. Errors name
+// the path and say what it is instead.
+func ReadJobFile(path string, max int64) ([]byte, error) {
+	f, st, err := openRegular(unix.AT_FDCWD, path, "you")
+	var ue *untrustedError
+	if errors.As(err, &ue) {
+		return nil, fmt.Errorf("spool: %s: %s", path, ue.what())
+	} else if errors.Is(err, ErrNotFound) {
+		return nil, &os.PathError{Op: "open", Path: path, Err: unix.ENOENT}
+	} else if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := readBounded(f, st.Size, max)
+	if errors.As(err, &ue) {
+		return nil, fmt.Errorf("spool: %s: %s", path, ue.what())
+	}
+	return data, err
 }
 
 // openat opens name in the directory dfd for reading: without following a

@@ -3,6 +3,7 @@ package spool
 import (
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 
 	"gopkg.in/yaml.v3"
@@ -26,11 +27,11 @@ func validate(j *Job, doc *yaml.Node) []Problem {
 	}
 
 	if j.JID != "" && !ValidJID(j.JID) {
-		bad(fmt.Sprintf("%q is not a job id like J000123", j.JID), "jid")
+		bad(fmt.Sprintf("%q is not a job id like J000123", clip(j.JID, maxQuoted)), "jid")
 	}
 	for i, e := range j.History {
 		if !e.State.Valid() {
-			ps = append(ps, Problem{historyLine(doc, i), fmt.Sprintf("history[%d].state", i), fmt.Sprintf("unknown state %q", e.State)})
+			ps = append(ps, Problem{historyLine(doc, i), fmt.Sprintf("history[%d].state", i), fmt.Sprintf("unknown state %q", clip(string(e.State), maxQuoted))})
 		}
 	}
 	if s := j.Schedule; s != nil {
@@ -44,7 +45,104 @@ func validate(j *Job, doc *yaml.Node) []Problem {
 	return ps
 }
 
+// Bounds on what a job may ask for, checked by Parse and ParseSubmission
+// (so by init and by msched submit alike) before a job is accepted. A job's
+// argv and environment are held, copied and rewritten by every daemon the
+// job passes, and handed to execve(2) at the end: a bound here is what keeps
+// one job file from costing a daemon more than a job is worth (an argv of
+// 262,144 words once made sched use 830 MB), and a job the kernel would
+// refuse to start (E2BIG) is refused at submission, with the reason, instead
+// of failing at every start.
+const (
+	// MaxArgs bounds command: a program and its options and file names.
+	// Far more than a command line typed or generated for one program;
+	// a job that needs more reads its list from a file.
+	MaxArgs = 4096
+	// MaxArgBytes bounds the bytes of command, each word counted with the
+	// NUL execve adds. Linux refuses an argv and environment over a
+	// quarter of the stack limit (2 MiB under the usual 8 MiB): this,
+	// MaxEnvBytes and what msched adds to the environment stay well below.
+	MaxArgBytes = 256 << 10
+	// MaxArgLen bounds one word of command or one NAME=value of env:
+	// Linux's MAX_ARG_STRLEN (32 pages, 131,072 bytes with the NUL);
+	// execve refuses a longer one.
+	MaxArgLen = 128<<10 - 1
+	// MaxEnv bounds the variables of env, which are laid over a clean
+	// environment of a few: a job sets a handful.
+	MaxEnv = 256
+	// MaxEnvBytes bounds the bytes of env, NAME=value and a NUL each; it
+	// keeps each variable under MaxArgLen too.
+	MaxEnvBytes = 128 << 10
+	// MaxParams bounds model.params: a model's parameters are a few names.
+	MaxParams = 256
+)
+
+// argvBytes is what execve counts for a list of strings: each with its NUL.
+func argvBytes(words []string) int {
+	n := 0
+	for _, w := range words {
+		n += len(w) + 1
+	}
+	return n
+}
+
+// envBytes is argvBytes of env as NAME=value strings.
+func envBytes(env map[string]string) int {
+	n := 0
+	for k, v := range env {
+		n += len(k) + 1 + len(v) + 1
+	}
+	return n
+}
+
+// checkArgvEnv reports the bounds of MaxArgs … MaxParams that j breaks:
+// the count and total of command come before the check of each word, so a
+// job far over a bound costs one problem, not one per word.
+func checkArgvEnv(j *Job, doc *yaml.Node) []Problem {
+	var ps []Problem
+	bad := func(field string, path []string, format string, args ...any) {
+		ps = append(ps, Problem{lineOf(doc, path...), field, fmt.Sprintf(format, args...)})
+	}
+	switch n, b := len(j.Command), argvBytes(j.Command); {
+	case n > MaxArgs:
+		bad("command", []string{"command"}, "%d words, over the limit of %d; a job with a longer list of arguments should read it from a file", n, MaxArgs)
+	case b > MaxArgBytes:
+		bad("command", []string{"command"}, "%d bytes, over the limit of %d (%s)", b, MaxArgBytes, humanBytes(MaxArgBytes))
+	default:
+		for i, w := range j.Command {
+			if len(w) > MaxArgLen {
+				bad(fmt.Sprintf("command[%d]", i), []string{"command"}, "%d bytes, over the limit of %d for one word (the kernel's)", len(w), MaxArgLen)
+				break
+			}
+		}
+	}
+	switch n, b := len(j.Env), envBytes(j.Env); {
+	case n > MaxEnv:
+		bad("env", []string{"env"}, "%d variables, over the limit of %d", n, MaxEnv)
+	case b > MaxEnvBytes:
+		bad("env", []string{"env"}, "%d bytes, over the limit of %d (%s)", b, MaxEnvBytes, humanBytes(MaxEnvBytes))
+	}
+	if m := j.Model; m != nil && len(m.Params) > MaxParams {
+		bad("model.params", []string{"model", "params"}, "%d parameters, over the limit of %d", len(m.Params), MaxParams)
+	}
+	return ps
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	ks := make([]string, 0, len(m))
+	for k := range m {
+		ks = append(ks, k)
+	}
+	sort.Strings(ks)
+	return ks
+}
+
 func validateRequest(j *Job, doc *yaml.Node) []Problem {
+	if ps := checkArgvEnv(j, doc); len(ps) > 0 {
+		// Nothing more is checked of a job this large: each check below
+		// may look a field up in the tree, once per word or variable.
+		return ps
+	}
 	var ps []Problem
 	bad := func(line int, field, format string, args ...any) {
 		ps = append(ps, Problem{line, field, fmt.Sprintf(format, args...)})
@@ -77,7 +175,7 @@ func validateRequest(j *Job, doc *yaml.Node) []Problem {
 			switch {
 			case has("count") && (has("min") || has("max")):
 				bad(lineOf(doc, "hosts"), "hosts", "give count, or min and max, not both")
-			case !has("count") && !has("min") && !has("max") && !has("arch") && !has("cluster"):
+			case !has("count") && !has("min") && !has("max") && h.Arch == "" && h.Cluster == "":
 				// {cluster: ws} alone is one host of ws.
 				bad(lineOf(doc, "hosts"), "hosts", "want count, or min and max, or an arch or cluster")
 			case h.Min >= 1 && h.Max >= 1 && h.Min > h.Max:
@@ -93,9 +191,9 @@ func validateRequest(j *Job, doc *yaml.Node) []Problem {
 		case m.Name == "":
 			bad(lineOf(doc, "model", "name"), "model.name", "required")
 		default:
-			for k, v := range m.Params {
-				if math.IsNaN(v) || math.IsInf(v, 0) {
-					bad(lineOf(doc, "model", "params", k), "model.params."+k, "must be a finite number, got %v", v)
+			for _, k := range sortedKeys(m.Params) {
+				if v := m.Params[k]; math.IsNaN(v) || math.IsInf(v, 0) {
+					bad(lineOf(doc, "model", "params", k), "model.params."+clip(k, maxQuoted), "must be a finite number, got %v", v)
 				}
 			}
 		}
@@ -103,23 +201,23 @@ func validateRequest(j *Job, doc *yaml.Node) []Problem {
 	if j.Walltime < 0 {
 		bad(lineOf(doc, "walltime"), "walltime", "must be positive, got %v", j.Walltime)
 	}
-	for k, v := range j.Env {
-		switch {
+	for _, k := range sortedKeys(j.Env) {
+		switch field := "env." + clip(k, maxQuoted); {
 		case !envName(k):
-			bad(lineOf(doc, "env", k), "env."+k, "not a variable name (letters, digits and _, not starting with a digit)")
+			bad(lineOf(doc, "env", k), field, "not a variable name (letters, digits and _, not starting with a digit)")
 		case strings.HasPrefix(k, "MSCHED_"):
-			bad(lineOf(doc, "env", k), "env."+k, "MSCHED_* variables are set by msched")
-		case strings.ContainsRune(v, 0):
-			bad(lineOf(doc, "env", k), "env."+k, "holds a NUL byte")
+			bad(lineOf(doc, "env", k), field, "MSCHED_* variables are set by msched")
+		case strings.ContainsRune(j.Env[k], 0):
+			bad(lineOf(doc, "env", k), field, "holds a NUL byte")
 		}
 	}
 	if j.SubmitDir != "" && !strings.HasPrefix(j.SubmitDir, "/") {
-		bad(lineOf(doc, "submit_dir"), "submit_dir", "must be an absolute path, got %q", j.SubmitDir)
+		bad(lineOf(doc, "submit_dir"), "submit_dir", "must be an absolute path, got %q", clip(j.SubmitDir, maxQuoted))
 	}
 	switch j.Launch {
 	case "", LaunchMPI:
 	default:
-		bad(lineOf(doc, "launch"), "launch", "unknown launch %q (want mpi, or leave it out)", j.Launch)
+		bad(lineOf(doc, "launch"), "launch", "unknown launch %q (want mpi, or leave it out)", clip(j.Launch, maxQuoted))
 	}
 	if lookup(doc, "ranks_per_host") != nil {
 		switch {
@@ -131,7 +229,7 @@ func validateRequest(j *Job, doc *yaml.Node) []Problem {
 	}
 	if j.Launch == LaunchMPI && len(j.Command) > 0 && strings.HasPrefix(j.Command[0], "-") {
 		// mpirun would take it for one of its own options.
-		bad(lineOf(doc, "command"), "command[0]", "must not start with '-' under launch: mpi, got %q", j.Command[0])
+		bad(lineOf(doc, "command"), "command[0]", "must not start with '-' under launch: mpi, got %q", clip(j.Command[0], maxQuoted))
 	}
 	return ps
 }
