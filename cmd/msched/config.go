@@ -44,6 +44,7 @@ var configKeys = []configKey{
 	{"plan.idle_weight", 0, "weight of the share of hosts ga-plan's plan leaves idle over its first hour (an XMS-like term); 0: 1 when every host has one speed, not counted otherwise; -1: not counted"},
 	{"plan.population", policy.DefaultPlanPopulation, "individuals in ga-plan's live population"},
 	{"plan.stall", policy.DefaultPlanStall, "ga-plan ends a decision's evolution after this many generations without improvement (within ga.time_budget live); -1: never"},
+	{"init.max_job_bytes", spool.MaxJobFile, "largest job file init accepts and msched submit sends, in bytes (1 KiB to 16 MiB); a larger one is rejected, its report quoting only its first 4 KiB"},
 	{"run.max_attempts", 3, "starts tried for a job that cannot start before it is rejected"},
 	{"run.kill_grace", "10s", "time between SIGTERM and SIGKILL when a job is cancelled or exceeds its walltime"},
 	{"run.path", launch.DefaultPath, "PATH of every job's environment (a job file's env: may set another)"},
@@ -58,6 +59,7 @@ var configKeys = []configKey{
 	{"rescan", "30s", "how often every daemon rescans its directories besides file-system events"},
 	{"web.addr", "127.0.0.1:8080", "address of the status page (`msched web`, `msched up --web`)"},
 	{"web.token", "", "access token: whoever logs in with it may cancel and resubmit jobs on the status page; \"\": the page is read-only"},
+	{"web.hosts", []string{}, "further names the status page answers to in the Host header, e.g. [\"sched.example.org\"] behind a reverse proxy; web.addr's own name is always allowed (with localhost on loopback; with any IP address on 0.0.0.0); others get 421"},
 	{"smtp.host", "", "SMTP server that mails each report to the job's notify address; \"\": reports are only written to <spool>/reports"},
 	{"smtp.port", 0, "0: 465 with smtp.tls, 587 with smtp.starttls always, else 25"},
 	{"smtp.from", "", "sender of the report mails; \"\": msched@<this host's name>"},
@@ -135,6 +137,7 @@ type config struct {
 	Stall        int
 	Plan         policy.PlanOptions // plan.*
 	Seed         int64
+	MaxJobBytes  int64 // init.max_job_bytes
 	MaxAttempts  int
 	KillGrace    time.Duration
 	StatsEvery   time.Duration
@@ -167,6 +170,7 @@ func readConfig(v *viper.Viper) (config, error) {
 			Population: v.GetInt("plan.population"),
 			Stall:      v.GetInt("plan.stall"),
 		},
+		MaxJobBytes: v.GetInt64("init.max_job_bytes"),
 		MaxAttempts: v.GetInt("run.max_attempts"),
 		Web:         v.GetString("web.addr"),
 		RunPath:     v.GetString("run.path"),
@@ -210,6 +214,9 @@ func readConfig(v *viper.Viper) (config, error) {
 		if n.v < 1 {
 			return c, fmt.Errorf("config: %s: must be ≥ 1, got %d", n.key, n.v)
 		}
+	}
+	if c.MaxJobBytes < spool.MinJobFile || c.MaxJobBytes > spool.MaxJobFileSetting {
+		return c, fmt.Errorf("config: init.max_job_bytes: must be %d to %d, got %d", spool.MinJobFile, spool.MaxJobFileSetting, c.MaxJobBytes)
 	}
 	if c.Spool == "" {
 		return c, fmt.Errorf("config: spool: empty")

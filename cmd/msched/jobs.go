@@ -26,6 +26,9 @@ func openSpool(v *viper.Viper) (*spool.Spool, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (`msched up` creates a spool; --spool names another)", err)
 	}
+	if err := sp.SetMaxJobFile(v.GetInt64("init.max_job_bytes")); err != nil {
+		return nil, fmt.Errorf("config: init.max_job_bytes: %w", err)
+	}
 	return sp, nil
 }
 
@@ -34,14 +37,15 @@ func newSubmitCmd(v *viper.Viper) *cobra.Command {
 		Use:   "submit FILE…",
 		Short: "Validate job files and place them in the spool's submitted/ directory",
 		Long: `submit checks every job file first, exactly as the init daemon will (strict
-YAML: unknown fields, wrong types, a missing command, impossible host counts);
-if any file is invalid it prints every problem with its line and submits
-nothing. Otherwise each file is written atomically into submitted/ and its
-ticket (its name there) is printed. Each file gets submit_dir: the directory
-submit ran in (relative paths in the job resolve against it), unless it sets
-submit_dir itself. A job file may be at most 1 MiB. The init daemon then gives
-the job its JID and runs it as you (the file's owner): see it with msched
-status.`,
+YAML: unknown fields, wrong types, a missing command, impossible host counts,
+the bounds on size, arguments and environment); if any file is invalid it
+prints its problems with their lines and submits nothing. Otherwise each file
+is written atomically into submitted/ and its ticket (its name there) is
+printed. Each file gets submit_dir: the directory submit ran in (relative
+paths in the job resolve against it), unless it sets submit_dir itself. A job
+file must be a regular file (a symbolic link is not followed, a FIFO not read)
+of at most init.max_job_bytes (1 MiB). The init daemon then gives the job its
+JID and runs it as you (the file's owner): see it with msched status.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			sp, err := openSpool(v)
@@ -54,30 +58,34 @@ status.`,
 			}
 			datas := make([][]byte, len(args))
 			bad := 0
-			for i, f := range args {
-				if datas[i], err = readJobFile(f); err != nil {
-					return err
+			invalid := func(f, how string, err error) {
+				var pe *spool.ParseError
+				msg := err.Error()
+				if errors.As(err, &pe) {
+					msg = pe.Detail()
 				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "%s: invalid%s:\n  %s\n", f, how, strings.ReplaceAll(msg, "\n", "\n  "))
+				bad++
+			}
+			for i, f := range args {
+				if datas[i], err = spool.ReadJobFile(f, sp.JobFileLimit()); err != nil {
+					return fmt.Errorf("%w; nothing submitted", err)
+				}
+				// The problems of the file as the user wrote it (its lines).
 				if _, err := spool.ParseSubmission(filepath.Base(f), datas[i]); err != nil {
-					var pe *spool.ParseError
-					msg := err.Error()
-					if errors.As(err, &pe) {
-						msg = pe.Detail()
-					}
-					fmt.Fprintf(cmd.ErrOrStderr(), "%s: invalid:\n  %s\n", f, strings.ReplaceAll(msg, "\n", "\n  "))
-					bad++
+					invalid(f, "", err)
+					continue
+				}
+				// What init will judge: the file with submit_dir added.
+				if datas[i], err = spool.SetSubmitDir(datas[i], cwd); err != nil {
+					return fmt.Errorf("%s: %w; nothing submitted", f, err)
+				}
+				if _, err := sp.CheckSubmission(filepath.Base(f), datas[i]); err != nil {
+					invalid(f, " with submit_dir added", err)
 				}
 			}
 			if bad > 0 {
 				return fmt.Errorf("%d of %d job files invalid; nothing submitted", bad, len(args))
-			}
-			for i, f := range args {
-				if datas[i], err = spool.SetSubmitDir(datas[i], cwd); err != nil {
-					return fmt.Errorf("%s: %w; nothing submitted", f, err)
-				}
-				if len(datas[i]) > spool.MaxJobFile {
-					return fmt.Errorf("%s: over the limit of %d bytes for a job file with submit_dir added; nothing submitted", f, spool.MaxJobFile)
-				}
 			}
 			for i, f := range args {
 				name, err := sp.Submit(filepath.Base(f), datas[i])
@@ -283,24 +291,6 @@ func showJob(w io.Writer, sp *spool.Spool, jid string, asJSON bool) error {
 	fmt.Fprintf(w, "%s: %s\n\n", jid, st)
 	_, err = w.Write(data)
 	return err
-}
-
-// readJobFile reads a job file for submit, refusing one over
-// spool.MaxJobFile before reading more than that.
-func readJobFile(name string) ([]byte, error) {
-	f, err := os.Open(name)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, spool.MaxJobFile+1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > spool.MaxJobFile {
-		return nil, fmt.Errorf("%s: larger than %d bytes, the limit for a job file (spool.MaxJobFile); nothing submitted", name, spool.MaxJobFile)
-	}
-	return b, nil
 }
 
 // fileOwner names the owner of path, for messages; "someone else" if it

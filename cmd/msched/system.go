@@ -48,6 +48,9 @@ func openSystem(cfg config, log *slog.Logger) (*system, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w (`msched up` creates a spool)", err)
 	}
+	if err := sp.SetMaxJobFile(cfg.MaxJobBytes); err != nil {
+		return nil, fmt.Errorf("config: init.max_job_bytes: %w", err)
+	}
 	hosts, err := loadHosts(cfg)
 	if err != nil {
 		return nil, err
