@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"msched/spool"
 )
@@ -16,6 +17,24 @@ import (
 // a burden, and the whole file stays under spool/output/ for whoever wants
 // it.
 const OutputLimit = 64 << 10
+
+// A report quotes a rejected submission, its reason and the job's fields,
+// all of which its user wrote: a report (and its mail) carries at most
+// this much of each, however large the file was (a 200 MB file was once
+// quoted whole in a 213 MB report). The job file keeps all of it.
+const (
+	// QuoteLimit bounds the quote of the submitted file: its start, where
+	// the user recognises it and where most mistakes are found.
+	QuoteLimit = 4 << 10
+	// ReasonLimit bounds the reason (init's is at most spool.MaxReason;
+	// this bounds any daemon's).
+	ReasonLimit = spool.MaxReason
+	// FieldLimit bounds one field on the report's lines (the command line,
+	// the name, the working directory, …).
+	FieldLimit = 1 << 10
+	// SubjectLimit bounds the subject line.
+	SubjectLimit = 200
+)
 
 // Render writes the report for j, a job in exited/ or rejected/. outputDir
 // is the spool's output/ directory (Spool.Path(spool.DirOutput)); the
@@ -44,10 +63,12 @@ func RenderAccuracy(j *spool.Job, outputDir string, acc *ModelAccuracy) Report {
 			r.State = string(spool.Rejected)
 		}
 	}
-	r.Subject = subject(j, r.State)
+	r.Subject = clip(subject(j, r.State), SubjectLimit)
 
 	var b strings.Builder
-	line := func(k, format string, a ...any) { fmt.Fprintf(&b, "%-12s %s\n", k+":", fmt.Sprintf(format, a...)) }
+	line := func(k, format string, a ...any) {
+		fmt.Fprintf(&b, "%-12s %s\n", k+":", clip(fmt.Sprintf(format, a...), FieldLimit))
+	}
 	line("Job", "%s", nonEmpty(j.Name, "(no name)"))
 	line("JID", "%s", j.JID)
 	line("State", "%s", r.State)
@@ -108,15 +129,19 @@ func RenderAccuracy(j *spool.Job, outputDir string, acc *ModelAccuracy) Report {
 		line("Cancelled", "at the user's request")
 	}
 	if j.Reason != "" {
-		lines := strings.Split(strings.TrimRight(j.Reason, "\n"), "\n")
+		lines := strings.Split(strings.TrimRight(clip(j.Reason, ReasonLimit), "\n"), "\n")
 		line("Reason", "%s", lines[0])
 		for _, l := range lines[1:] {
-			fmt.Fprintf(&b, "%-12s %s\n", "", l)
+			fmt.Fprintf(&b, "%-12s %s\n", "", clip(l, FieldLimit))
 		}
 	}
 	if j.Original != "" {
-		b.WriteString("\nThe submitted file, as received:\n\n")
-		b.WriteString(indent(j.Original))
+		if len(j.Original) > QuoteLimit {
+			fmt.Fprintf(&b, "\nThe submitted file, as received (only its start: it has %d bytes):\n\n", len(j.Original))
+		} else {
+			b.WriteString("\nThe submitted file, as received:\n\n")
+		}
+		b.WriteString(indent(clip(j.Original, QuoteLimit)))
 	}
 	if j.Run != nil {
 		out, errPath := CapturedPaths(outputDir, j.JID)
@@ -244,6 +269,19 @@ func dur(d time.Duration) string {
 		return d.Round(time.Millisecond).String()
 	}
 	return d.Round(time.Second).String()
+}
+
+// clip cuts s to at most n bytes, ending it with "…" if it was cut; a cut
+// falls on a UTF-8 character boundary.
+func clip(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n - len("…")
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return s[:cut] + "…"
 }
 
 func nonEmpty(s, def string) string {
