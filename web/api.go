@@ -78,3 +78,13 @@ func (h *handler) apiModels(w http.ResponseWriter, r *http.Request) {
 	}
 	writeJSON(w, accuracy(rs))
 }
+
+// apiDaemons answers each daemon's health from its heartbeat.
+func (h *handler) apiDaemons(w http.ResponseWriter, r *http.Request) {
+	ds, err := h.daemons()
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	writeJSON(w, ds)
+}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"msched/notify"
 	"msched/spool"
@@ -22,7 +23,41 @@ type Overview struct {
 	Gantt  Gantt
 	Sched  *spool.PublishedSchedule
 	Stats  *SchedStats
-	Errors []string // what could not be read (the page shows the rest)
+	// Daemons is what the daemons' heartbeats say; Trouble names those
+	// that are not up, for the banner at the top.
+	Daemons []DaemonView
+	Trouble []DaemonView
+	Errors  []string // what could not be read (the page shows the rest)
+}
+
+// DaemonView is one daemon's health, as the page and /api/daemons show it.
+type DaemonView struct {
+	Daemon string `json:"daemon"`
+	// State is up, stale (no heartbeat for three beats: hung, or its host
+	// down), down (its process gone), stopped (cleanly) or never (no
+	// heartbeat on this spool).
+	State     string    `json:"state"`
+	PID       int       `json:"pid,omitempty"`
+	Host      string    `json:"host,omitempty"`
+	StartedAt time.Time `json:"started_at,omitzero"`
+	LastBeat  time.Time `json:"last_beat,omitzero"`
+}
+
+// daemons reads the daemons' heartbeats.
+func (h *handler) daemons() ([]DaemonView, error) {
+	hs, err := h.cfg.Spool.Health(h.cfg.Now())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]DaemonView, len(hs))
+	for i, d := range hs {
+		out[i] = DaemonView{Daemon: d.Daemon, State: d.State}
+		if b := d.Beat; b != nil {
+			out[i].PID, out[i].Host = b.PID, b.Host
+			out[i].StartedAt, out[i].LastBeat = b.StartedAt, b.At
+		}
+	}
+	return out, nil
 }
 
 // overviewData reads everything the overview shows. A part that cannot be
@@ -48,6 +83,14 @@ func (h *handler) overviewData(limit int) Overview {
 		o.Errors = append(o.Errors, h.shown(err))
 	}
 	o.Stats = readSchedStats(h.cfg.Spool)
+	if o.Daemons, err = h.daemons(); err != nil {
+		o.Errors = append(o.Errors, h.shown(err))
+	}
+	for _, d := range o.Daemons {
+		if d.State != spool.HealthUp {
+			o.Trouble = append(o.Trouble, d)
+		}
+	}
 	return o
 }
 

@@ -140,6 +140,7 @@ func New(cfg Config) http.Handler {
 	m.HandleFunc("GET /api/hosts", h.apiHosts)
 	m.HandleFunc("GET /api/schedule", h.apiSchedule)
 	m.HandleFunc("GET /api/models", h.apiModels)
+	m.HandleFunc("GET /api/daemons", h.apiDaemons)
 	m.HandleFunc("GET /metrics", h.metrics)
 	m.HandleFunc("GET /login", h.loginPage)
 	m.HandleFunc("POST /login", h.login)
