@@ -67,6 +67,9 @@ func TestDaemons_PageAndAPISayWhichAreNotUp(t *testing.T) {
 	if got := banner(h); got != "" {
 		t.Errorf("a banner with every daemon up: %q", got)
 	}
+	if m := get(t, h, "/metrics").Body.String(); !strings.Contains(m, `msched_daemon_up{daemon="sched",state="up"} 1`) {
+		t.Errorf("/metrics does not say sched is up:\n%s", m)
+	}
 
 	// A minute later without a beat, every one is stale; stats stopped.
 	if err := hearts[spool.Stats].Stop(); err != nil {
@@ -76,6 +79,9 @@ func TestDaemons_PageAndAPISayWhichAreNotUp(t *testing.T) {
 	got := states(h)
 	if got["sched"] != spool.HealthStale || got["stats"] != spool.HealthStopped {
 		t.Errorf("a minute on: %v, want sched stale, stats stopped", got)
+	}
+	if m := get(t, h, "/metrics").Body.String(); !strings.Contains(m, `msched_daemon_up{daemon="sched",state="stale"} 0`) {
+		t.Errorf("/metrics does not say sched is stale:\n%s", m)
 	}
 	if bn := banner(h); !strings.Contains(bn, "<b>sched</b> stale, last heartbeat") || !strings.Contains(bn, "<b>stats</b> stopped") {
 		t.Errorf("banner %q does not name sched stale and stats stopped", bn)

@@ -85,6 +85,25 @@ func (h *handler) metrics(w http.ResponseWriter, r *http.Request) {
 		metric("msched_sched_stats_timestamp_seconds", "gauge", "When sched last published these counters.")
 		value("msched_sched_stats_timestamp_seconds", float64(st.GeneratedAt.UnixMilli())/1e3)
 	}
+	ds, err := h.daemons()
+	if err != nil {
+		h.fail(w, r, err)
+		return
+	}
+	metric("msched_daemon_up", "gauge", "1 when the daemon's heartbeat is fresh, else 0 (state: up, stale, down, stopped or never).")
+	for _, d := range ds {
+		up := 0.0
+		if d.State == spool.HealthUp {
+			up = 1
+		}
+		value("msched_daemon_up", up, "daemon", d.Daemon, "state", d.State)
+	}
+	metric("msched_daemon_heartbeat_timestamp_seconds", "gauge", "When the daemon last wrote its heartbeat.")
+	for _, d := range ds {
+		if !d.LastBeat.IsZero() {
+			value("msched_daemon_heartbeat_timestamp_seconds", float64(d.LastBeat.UnixMilli())/1e3, "daemon", d.Daemon)
+		}
+	}
 	rs, err := readAccounting(h.cfg.Spool)
 	if err != nil {
 		h.fail(w, r, err)
