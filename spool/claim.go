@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -119,7 +120,9 @@ func (s *Spool) ClaimAll(names []string) (claims []*Claim, errs map[string]error
 			errs[f.name] = fmt.Errorf("spool: claim %s: %w", f.name, ErrNotFound)
 			continue
 		} else if err != nil {
-			errs[f.name] = fmt.Errorf("spool: claim: %w", err)
+			// The JID is burned: say which, so that a gap in the JIDs
+			// can be traced to the failure that made it.
+			errs[f.name] = fmt.Errorf("spool: claim (%s used up): %w", jids[i], err)
 			continue
 		}
 		files = append(files, file)
@@ -146,32 +149,83 @@ func (s *Spool) ClaimAll(names []string) (claims []*Claim, errs map[string]error
 	return claims, errs, nil
 }
 
-// RecoverClaims is init's recovery at start. A claim whose JID is already in
-// a state directory was moved before a crash and only its removal was lost:
-// it is removed. The others are returned, to be judged again under the JIDs
-// they already have; one that cannot be read comes back Refused, to be
-// rejected, so that no claim can stop init from starting (a claim is in
-// tmp/ because a user's file was renamed there, and the user chose what it
-// is). err joins the claims that could not be removed and a failure of
-// tmp/ itself; the claims returned are all the others, whatever err says.
+// RecoverClaims is RecoverClaimsWith without a record of reaped jobs: a
+// claim whose job was moved on and has since left the system is judged
+// again. Only for spools where no job has been reaped (tests, tools); init
+// uses RecoverClaimsWith.
 func (s *Spool) RecoverClaims() ([]*Claim, error) {
+	claims, _, err := s.RecoverClaimsWith(context.Background(), nil)
+	return claims, err
+}
+
+// Reaped says which of jids belong to jobs that have left the system
+// (reported and removed by the reaper). The spool keeps no such record;
+// the daemons' accounting log does (daemons supply this function).
+type Reaped func(ctx context.Context, jids []string) (map[string]bool, error)
+
+// RecoverClaimsWith is init's recovery at start. A claim outlives its job's
+// move when init dies between the move and the claim's removal (a Batch
+// removes its claims only at Commit): its job is then in a state directory,
+// or, if it has run and been reaped meanwhile, in none, and reaped says
+// so. Such a claim is removed, never judged again: its JID was given to
+// a job already, and judging it again would run that job a second time
+// under the same JID (issue 13). Its JID is returned in done. The other
+// claims are returned, to be judged again under the JIDs they already
+// have; one that cannot be read comes back Refused, to be rejected, so
+// that no claim can stop init from starting (a claim is in tmp/ because a
+// user's file was renamed there, and the user chose what it is).
+//
+// A claim whose JID is in no state and that reaped cannot vouch for (it
+// failed) is neither judged nor removed: it stays for the next start. err
+// joins that, the claims that could not be removed and a failure of tmp/
+// itself; the claims returned are all the others, whatever err says.
+// With reaped nil every claim whose JID is in no state is judged.
+func (s *Spool) RecoverClaimsWith(ctx context.Context, reaped Reaped) (claims []*Claim, done []string, err error) {
 	if err := s.mayWrite("recover claims", Submitted); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	names, err := s.claimFiles()
+	files, err := s.claimFiles()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	var out []*Claim
 	var errs []error
-	for _, f := range names {
+	remove := func(f string) {
+		if err := removeClaim(filepath.Join(s.tmp, f)); err != nil && !os.IsNotExist(err) {
+			errs = append(errs, fmt.Errorf("spool: recover claims: %w", err))
+		}
+	}
+	var loose []string // claims whose JID is in no state
+	for _, f := range files {
 		jid, _, _, _ := splitClaim(f)
 		if s.inAState(jid) {
-			if err := removeClaim(filepath.Join(s.tmp, f)); err != nil && !os.IsNotExist(err) {
-				errs = append(errs, fmt.Errorf("spool: recover claims: %w", err))
-			}
+			remove(f)
 			continue
 		}
+		loose = append(loose, f)
+	}
+	if reaped != nil && len(loose) > 0 {
+		// Asked after every state was looked at: a job that leaves its
+		// last state (exited/ or rejected/) is in the record first.
+		jids := make([]string, len(loose))
+		for i, f := range loose {
+			jids[i], _, _, _ = splitClaim(f)
+		}
+		fin, err := reaped(ctx, jids)
+		if err != nil {
+			return nil, nil, errors.Join(fmt.Errorf("spool: recover claims: cannot tell whether %d claimed jobs have finished; their claims are left for the next start: %w", len(loose), err), syncDir(s.tmp))
+		}
+		rest := loose[:0]
+		for i, f := range loose {
+			if fin[jids[i]] {
+				remove(f)
+				done = append(done, jids[i])
+				continue
+			}
+			rest = append(rest, f)
+		}
+		loose = rest
+	}
+	for _, f := range loose {
 		c, err := s.loadClaim(f)
 		if errors.Is(err, ErrNotFound) {
 			continue
@@ -179,9 +233,9 @@ func (s *Spool) RecoverClaims() ([]*Claim, error) {
 			errs = append(errs, err)
 			continue
 		}
-		out = append(out, c)
+		claims = append(claims, c)
 	}
-	return out, errors.Join(append(errs, syncDir(s.tmp))...)
+	return claims, done, errors.Join(append(errs, syncDir(s.tmp))...)
 }
 
 // Job parses the claimed bytes as a submission (strictly; daemon sections
@@ -230,9 +284,25 @@ func (c *Claim) stamp(j *Job) {
 }
 
 // inAState reports whether a file named jid is in any daemon-owned state.
+// The directories are looked at one after the other while other daemons
+// move the job on, forwards (queued → exited) and back (running →
+// queued): a job that moves from a directory not yet looked at to one
+// already looked at is missed by one sweep. So there are two, in opposite
+// orders: a job is missed only if it moves twice, each time against the
+// sweep, within these few lstat(2)s.
 func (s *Spool) inAState(jid string) bool {
-	for _, st := range States[1:] {
-		if _, err := os.Lstat(filepath.Join(s.Dir(st), jid)); err == nil {
+	in := func(st State) bool {
+		_, err := os.Lstat(filepath.Join(s.Dir(st), jid))
+		return err == nil
+	}
+	daemons := States[1:]
+	for _, st := range daemons {
+		if in(st) {
+			return true
+		}
+	}
+	for i := len(daemons) - 1; i >= 0; i-- {
+		if in(daemons[i]) {
 			return true
 		}
 	}

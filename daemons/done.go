@@ -1,0 +1,104 @@
+package daemons
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"msched/spool"
+)
+
+// reapedJIDs is init's answer to "has this JID left the system?"
+// (spool.Reaped), for the claims its recovery finds with a JID in no state
+// directory: the reaper appends a job's accounting record, fsynced, before
+// it removes the job file, so a JID in no state directory and in the
+// accounting log has been reported and is done; one in neither was never
+// moved out of its claim.
+//
+// The accounting log is the done-marker, rather than a second record kept
+// for init: it is written by the one daemon that knows a job is done, at
+// the instant it is done, and kept for ever today. A retention that trims
+// or rotates accounting.jsonl must keep answering for the JIDs that still
+// have a claim in tmp/ (claim.<JID>.…): keep their records, or read the
+// rotated files here too. Claims outlive their move only when init dies in
+// a batch's last milliseconds, so there are at most a batch of them, and
+// only while init is down.
+//
+// The log is read from the start once per recovery that has such claims,
+// which is rare; a line is decoded only if it names one of the JIDs asked.
+func reapedJIDs(sp *spool.Spool) spool.Reaped {
+	path := filepath.Join(sp.Path(spool.DirDB), AccountingJSONL)
+	return func(ctx context.Context, jids []string) (map[string]bool, error) {
+		return jidsInLog(ctx, path, jids)
+	}
+}
+
+// maxRecordLine bounds a line of accounting.jsonl that is looked at; a
+// record is a few hundred bytes, a rejection's reason at most a few KiB.
+const maxRecordLine = 1 << 20
+
+func jidsInLog(ctx context.Context, path string, jids []string) (map[string]bool, error) {
+	want := make(map[string]bool, len(jids))
+	for _, j := range jids {
+		want[j] = true
+	}
+	found := map[string]bool{}
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return found, nil // nothing reaped yet
+	} else if err != nil {
+		return nil, fmt.Errorf("daemons: accounting: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	key := []byte(`"jid":"`)
+	for n := 0; ; n++ {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		line, err := readLine(r)
+		if i := bytes.Index(line, key); i >= 0 {
+			rest := line[i+len(key):]
+			if j := bytes.IndexByte(rest, '"'); j > 0 && want[string(rest[:j])] {
+				// A whole record, not a line torn by a crash in an append
+				// (its job file was not removed then: it is in a state).
+				var rec struct {
+					JID string `json:"jid"`
+				}
+				if json.Unmarshal(line, &rec) == nil && want[rec.JID] {
+					found[rec.JID] = true
+				}
+			}
+		}
+		if err == io.EOF {
+			return found, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("daemons: accounting: %w", err)
+		}
+	}
+}
+
+// readLine returns the next line without its newline; a line longer than
+// maxRecordLine comes back empty (no record is that long).
+func readLine(r *bufio.Reader) ([]byte, error) {
+	var line []byte
+	long := false
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !long && len(line)+len(chunk) <= maxRecordLine {
+			line = append(line, chunk...)
+		} else {
+			long, line = true, nil
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), err
+	}
+}
