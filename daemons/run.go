@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"msched/atomicfile"
 	"msched/hoststat"
 	"msched/launch"
 	"msched/notify"
@@ -21,8 +22,11 @@ import (
 )
 
 // DefaultMaxAttempts is how many times the run daemon tries to start a job
-// (or loses it in flight) before it gives up: a missing executable does not
-// fix itself, but a full disk or a restarted daemon may, once or twice.
+// (or loses it in flight) before it gives up: a missing working directory
+// or an unreachable host may come back once or twice. A start that no
+// attempt could make (no such program, argv too long: launch's
+// Result.Permanent) is not tried again at all, and a full disk costs no
+// attempt (the writes wait for space).
 const DefaultMaxAttempts = 3
 
 // RunDir is the directory under spool/db where the run daemon keeps each
@@ -63,6 +67,15 @@ func jobEnded(sp *spool.Spool, jid string) bool {
 // of a lost job's process group, so no two copies of a job ever run. A job
 // the daemon moved to running/ but had not yet handed to a shepherd when it
 // died (no pid file) never ran: it is re-queued without counting an attempt.
+//
+// # A full disk
+//
+// Nothing is given up for want of space: the shepherd waits for space to
+// write the job's result (package launch), and the run daemon for space to
+// move the job (moveOut; a start that cannot move the job to running/ is
+// tried again on a timer of its own). Each tries again at most a second
+// apart, so work resumes within about a second of space coming back,
+// without a restart and without waiting for the periodic rescan.
 type Run struct {
 	Env
 	Launcher    launch.Launcher
@@ -98,6 +111,11 @@ type runner struct {
 	tracked map[string]*runJob // jobs this daemon is starting or following
 	wg      sync.WaitGroup
 	hosts   map[string]hoststat.Host // Run.Hosts by name
+	// wake asks for a scan besides the spool's watcher (buffer 1: wake-ups
+	// coalesce): a job let go after a scan passed it over, a start to try
+	// again once there may be space.
+	wake       chan struct{}
+	fullStarts int // starts in a row that found no space (r.mu)
 }
 
 // runJob is one job being started or followed. Its goroutine is the only
@@ -112,6 +130,15 @@ type runJob struct {
 	cancelled  bool           // the request was acted on
 	pidPending bool           // pid and pgid set but not yet written (pidGrace)
 	done       bool           // the job has left runnable/running
+	// leaving: the job's outcome is known and its move out of running/
+	// waits for space; a cancel request or the pid's record must not
+	// rewrite it meanwhile.
+	leaving bool
+	// passedOver: a scan found the job's name in runnable/ while this
+	// attempt still held it (r.mu guards it). The name may be the job's
+	// next attempt, placed by the scheduler since this one re-queued it,
+	// so letting go of it asks for a scan (untrack).
+	passedOver bool
 }
 
 // Run serves runnable/ and running/ until ctx is done; jobs it started keep
@@ -139,7 +166,8 @@ func (d *Run) Run(ctx context.Context) error {
 	}
 	defer release()
 	r := &runner{d: d, sp: d.Spool.As(spool.Run), log: d.logger("run"),
-		max: d.MaxAttempts, tracked: map[string]*runJob{}, hosts: map[string]hoststat.Host{}}
+		max: d.MaxAttempts, tracked: map[string]*runJob{}, hosts: map[string]hoststat.Host{},
+		wake: make(chan struct{}, 1)}
 	for _, h := range d.Hosts {
 		r.hosts[h.Name] = h
 	}
@@ -159,8 +187,45 @@ func (d *Run) Run(ctx context.Context) error {
 	if err := r.recover(); err != nil {
 		return err
 	}
-	d.serve(ctx, r.log, []spool.State{spool.Runnable, spool.Running}, r.scan)
+	r.serve(ctx)
 	return nil
+}
+
+// serve is Env.serve with the runner's own wake-ups (r.wake) besides the
+// spool's watcher: the fsnotify events that would start a job again may
+// all have come while the job was still held (see untrack), and the
+// periodic rescan is too late for it.
+func (r *runner) serve(ctx context.Context) {
+	watch := r.d.Spool.Watch(ctx, []spool.State{spool.Runnable, spool.Running}, r.d.rescan())
+	for {
+		select {
+		case _, ok := <-watch:
+			if !ok {
+				return
+			}
+		case <-r.wake:
+		case <-ctx.Done():
+			return
+		}
+		if err := r.scan(ctx); err != nil && ctx.Err() == nil {
+			r.log.Error("scan failed", "err", err)
+		}
+	}
+}
+
+// wakeUp asks for a scan now, or after a delay (a timer of its own).
+func (r *runner) wakeUp(after time.Duration) {
+	kick := func() {
+		select {
+		case r.wake <- struct{}{}:
+		default: // a scan is due already
+		}
+	}
+	if after <= 0 {
+		kick()
+	} else {
+		time.AfterFunc(after, kick)
+	}
 }
 
 func (r *runner) recover() error {
@@ -261,7 +326,8 @@ func (r *runner) scan(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
-		if r.isTracked(e.Name) {
+		if r.passOver(e.Name) {
+			r.log.Debug(msgHeld, "jid", e.Name)
 			continue
 		}
 		j, err := r.sp.Read(spool.Runnable, e.Name)
@@ -313,18 +379,37 @@ func (r *runner) track(rj *runJob) {
 	r.mu.Unlock()
 }
 
+// untrack lets go of rj. If a scan passed its name over meanwhile, the job
+// may be in runnable/ again (re-queued and placed at once, faster than this
+// goroutine got here), and the events that said so are spent: scan again
+// now rather than leave it to the periodic rescan.
 func (r *runner) untrack(rj *runJob) {
 	r.mu.Lock()
+	again := false
 	if r.tracked[rj.j.JID] == rj {
 		delete(r.tracked, rj.j.JID)
+		again = rj.passedOver
 	}
 	r.mu.Unlock()
+	if again {
+		r.wakeUp(0)
+	}
 }
 
-func (r *runner) isTracked(jid string) bool {
+// msgHeld is what a scan logs (at debug level) of a runnable job it passes
+// over because an earlier attempt still holds it.
+const msgHeld = "held by its last attempt; scanned again when let go"
+
+// passOver reports whether jid is held by a job this daemon is starting or
+// following, and if so marks it passed over (see untrack).
+func (r *runner) passOver(jid string) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.tracked[jid] != nil
+	rj := r.tracked[jid]
+	if rj != nil {
+		rj.passedOver = true
+	}
+	return rj != nil
 }
 
 // requestCancel records a cancel request for rj and acts on it if the job
@@ -333,7 +418,7 @@ func (r *runner) isTracked(jid string) bool {
 func (r *runner) requestCancel(rj *runJob, c spool.Control) {
 	rj.mu.Lock()
 	defer rj.mu.Unlock()
-	if rj.done || rj.cancelled {
+	if rj.done || rj.cancelled || rj.leaving {
 		return // acted on, or the job has moved on: the request is not ours
 	}
 	if err := c.Allowed(rj.j); err != nil {
@@ -612,10 +697,22 @@ func (r *runner) start(rj *runJob) bool {
 	// Recorded before the start, so that a crash can never leave a started
 	// job in runnable/ to be started a second time.
 	if err := r.sp.Move(j, spool.Runnable, spool.Running, fmt.Sprintf("attempt %d on %s", attempts, strings.Join(j.Schedule.Hosts, ","))); err != nil {
-		r.log.Error("cannot move job to running; will retry", "jid", j.JID, "err", err)
+		if atomicfile.NoSpace(err) {
+			// Nothing has changed; the job waits in runnable/ for a scan
+			// of its own, soon, not for the periodic rescan.
+			wait := r.noSpace(true)
+			r.log.Error("cannot move job to running: file system full; trying again", "jid", j.JID, "in", wait, "err", err)
+			r.wakeUp(wait)
+		} else {
+			r.log.Error("cannot move job to running; will retry at the next scan", "jid", j.JID, "err", err)
+		}
 		rj.mu.Unlock()
 		return false
 	}
+	r.noSpace(false)
+	r.mu.Lock()
+	rj.passedOver = false // its own file, seen before it moved
+	r.mu.Unlock()
 	if specErr != nil {
 		// Known before any shepherd exists: nothing ran.
 		r.retry(rj, "cannot start: "+specErr.Error())
@@ -736,7 +833,7 @@ const pidGrace = time.Second
 func (r *runner) recordPid(rj *runJob) {
 	rj.mu.Lock()
 	defer rj.mu.Unlock()
-	if !rj.pidPending || rj.done {
+	if !rj.pidPending || rj.done || rj.leaving {
 		return
 	}
 	rj.pidPending = false
@@ -753,6 +850,12 @@ func (r *runner) record(rj *runJob, res launch.Result) {
 	j := rj.j
 	if res.Unreachable != "" {
 		r.markDown(res.Unreachable, res.Reason)
+	}
+	if res.StartError && res.Permanent {
+		// No attempt could start it (no such program, argv too long):
+		// said at once, not after run.max_attempts tries.
+		r.giveUp(rj, res.Reason+" (not retried: no attempt could start it)")
+		return
 	}
 	if res.StartError {
 		r.retry(rj, res.Reason)
@@ -813,7 +916,7 @@ func (r *runner) retry(rj *runJob, reason string) {
 			j.Run = nil
 		}
 		note := fmt.Sprintf("%s (attempt %d of %d); re-queued", reason, attempts, r.max)
-		if err := r.sp.Move(j, spool.Running, spool.Queued, note); err != nil {
+		if err := r.moveOut(rj, spool.Queued, note); err != nil {
 			r.log.Error("cannot re-queue job", "jid", j.JID, "err", err)
 			return
 		}
@@ -822,6 +925,14 @@ func (r *runner) retry(rj *runJob, reason string) {
 		r.log.Warn("re-queued", "jid", j.JID, "reason", reason, "attempts", attempts)
 		return
 	}
+	r.giveUp(rj, fmt.Sprintf("%s (attempt %d of %d; giving up)", reason, attempts, r.max))
+}
+
+// giveUp finishes a job that did not run (or was lost) with reason, and no
+// exit status (running → rejected is not a move: see spool/doc.go). Called
+// with rj.mu held.
+func (r *runner) giveUp(rj *runJob, reason string) {
+	j := rj.j
 	if j.Run == nil {
 		j.Run = &spool.RunInfo{}
 	}
@@ -829,15 +940,61 @@ func (r *runner) retry(rj *runJob, reason string) {
 		j.Run.EndedAt = time.Now().UTC()
 	}
 	j.Run.ExitStatus = nil
-	j.Reason = fmt.Sprintf("%s (attempt %d of %d; giving up)", reason, attempts, r.max)
+	j.Reason = reason
 	r.finish(rj, j.Reason)
+}
+
+// noSpace keeps count of starts in a row that found the file system full
+// (full true), or ends the count (false), and returns how long to wait
+// before the next try.
+func (r *runner) noSpace(full bool) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !full {
+		r.fullStarts = 0
+		return 0
+	}
+	r.fullStarts++
+	return atomicfile.NoSpaceWait(r.fullStarts - 1)
+}
+
+// moveOut moves rj's job from running/ to to. A full file system does not
+// leave the job in running/ until the daemon restarts (its hosts counted
+// busy all that time): the move is tried again, NoSpaceWait apart, until
+// it succeeds or the daemon stops. While it waits it lets go of rj.mu,
+// which its caller holds, so that the scan is not held up, and marks the
+// job leaving, so that nothing rewrites it meanwhile.
+func (r *runner) moveOut(rj *runJob, to spool.State, note string) error {
+	for round := 0; ; round++ {
+		err := r.sp.Move(rj.j, spool.Running, to, note)
+		if err == nil || !atomicfile.NoSpace(err) || r.ctx.Err() != nil {
+			return err
+		}
+		if round == 0 {
+			r.log.Error("cannot record the job: file system full; waiting for space", "jid", rj.j.JID, "to", to, "err", err)
+		}
+		rj.leaving = true
+		rj.mu.Unlock()
+		t := time.NewTimer(atomicfile.NoSpaceWait(round))
+		select {
+		case <-r.ctx.Done():
+		case <-t.C:
+		}
+		t.Stop()
+		rj.mu.Lock()
+		rj.leaving = false
+		if r.ctx.Err() != nil {
+			// Stopping: the next run daemon adopts the job from running/.
+			return err
+		}
+	}
 }
 
 // finish moves a job to finished/ and removes its launch files. Called
 // with rj.mu held.
 func (r *runner) finish(rj *runJob, note string) {
 	j := rj.j
-	if err := r.sp.Move(j, spool.Running, spool.Finished, note); err != nil {
+	if err := r.moveOut(rj, spool.Finished, note); err != nil {
 		// Left in running/ with its result on disk: the next run daemon
 		// adopts it as Finished and records it then.
 		r.log.Error("cannot move job to finished", "jid", j.JID, "err", err)

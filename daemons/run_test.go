@@ -168,8 +168,10 @@ func TestRun_CancelRunning(t *testing.T) {
 // and to finished/ with the reason once MaxAttempts is reached.
 func TestRun_StartErrorRequeuedThenFinished(t *testing.T) {
 	sp := newTestSpool(t)
-	missing := filepath.Join(t.TempDir(), "no-such-program")
-	jid := runnable(t, sp, []string{missing}, nil)
+	// A start error another attempt may cure: the working directory may
+	// yet appear.
+	missing := filepath.Join(t.TempDir(), "not-yet")
+	jid := runnable(t, sp, jobArgv(t, "exit", "0"), func(j *spool.Job) { j.Workdir = missing })
 	startDaemon(t, newRun(t, sp, 2).Run)
 	q := inState(t, sp, jid, spool.Queued)
 	if q.Run == nil || q.Run.Attempts != 1 || q.Schedule != nil {
@@ -188,6 +190,43 @@ func TestRun_StartErrorRequeuedThenFinished(t *testing.T) {
 	if f.Run.Attempts != 2 || f.Run.ExitStatus != nil || !strings.Contains(f.Reason, "cannot start") ||
 		!strings.Contains(f.Reason, "giving up") {
 		t.Errorf("finished: run %+v reason %q", f.Run, f.Reason)
+	}
+}
+
+// A start that can never succeed (issue 13, item 3: no such program, a
+// program that cannot be executed; an argument list too long is refused by
+// the job file's bounds before it gets here, and launch's tests cover it)
+// ends the job at once with the reason, instead of re-queuing it
+// run.max_attempts times.
+func TestRun_HopelessStartNotRetried(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		argv   func(t *testing.T) []string
+		reason string
+	}{
+		{"no such program", func(*testing.T) []string { return []string{"/no/such/program"} }, "no such file or directory"},
+		{"not in PATH", func(*testing.T) []string { return []string{"no-such-program-msched"} }, "executable file not found"},
+		{"not executable", func(t *testing.T) []string {
+			p := filepath.Join(t.TempDir(), "script")
+			if err := os.WriteFile(p, []byte("#!/bin/sh\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			return []string{p}
+		}, "permission denied"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sp := newTestSpool(t)
+			jid := runnable(t, sp, tc.argv(t), nil)
+			startDaemon(t, newRun(t, sp, 3).Run)
+			f := inState(t, sp, jid, spool.Finished)
+			if f.Run == nil || f.Run.Attempts != 1 || f.Run.ExitStatus != nil || !strings.Contains(f.Reason, tc.reason) ||
+				!strings.Contains(f.Reason, "not retried") {
+				t.Errorf("finished: run %+v reason %q", f.Run, f.Reason)
+			}
+			if n := historyCount(f, spool.Queued); n != 1 {
+				t.Errorf("queued %d times, want once (by init): %+v", n, f.History)
+			}
+		})
 	}
 }
 

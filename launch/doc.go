@@ -61,6 +61,13 @@
 //     process group is the local ssh client's.
 //   - ResultPath: the Result, written once (tmp, fsync, rename, fsync of the
 //     directory), so that it exists exactly when the outcome is durable.
+//     On a full file system the shepherd waits for space to write it (one
+//     try a second at most), holding its lock: the job is seen running,
+//     never lost, and is recorded within a second of space coming back. If
+//     the Result cannot be written for another reason, the shepherd exits
+//     with ExitUnrecorded and Local's Handle reports the job ended with
+//     that reason; only an adopted Handle, which cannot see the exit
+//     status, then reports it lost.
 //   - the host file (Spec.HostfilePath): one host per line, for a local job.
 //     An ssh job's host file is made on the remote host (mktemp) and
 //     removed there when the job ends.

@@ -227,19 +227,26 @@ func TestLocal_CannotStart(t *testing.T) {
 	if err := os.WriteFile(noexec, []byte("#!/bin/sh\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// permanent: no attempt could start it (the program, argv's size);
+	// the others another attempt may cure.
 	for _, tc := range []struct {
-		name   string
-		mutate func(*Spec)
-		reason string
+		name      string
+		mutate    func(*Spec)
+		reason    string
+		permanent bool
 	}{
 		{"missing executable", func(s *Spec) { s.Argv = []string{"no-such-program-xyz"} },
-			`cannot start: exec: "no-such-program-xyz": executable file not found in $PATH`},
+			`cannot start: exec: "no-such-program-xyz": executable file not found in $PATH`, true},
+		{"missing path", func(s *Spec) { s.Argv = []string{"/no/such/program"} },
+			"cannot start: fork/exec /no/such/program: no such file or directory", true},
 		{"missing workdir", func(s *Spec) { s.Dir = "/nonexistent/dir" },
-			"cannot start: workdir /nonexistent/dir: no such file or directory"},
-		{"not executable", func(s *Spec) { s.Argv = []string{noexec} }, "permission denied"},
-		{"empty argv", func(s *Spec) { s.Argv = nil }, "cannot start: empty argv"},
+			"cannot start: workdir /nonexistent/dir: no such file or directory", false},
+		{"not executable", func(s *Spec) { s.Argv = []string{noexec} }, "permission denied", true},
+		{"argument list too long", func(s *Spec) { s.Argv = []string{"true", strings.Repeat("x", 130<<10)} },
+			"argument list too long", true},
+		{"empty argv", func(s *Spec) { s.Argv = nil }, "cannot start: empty argv", true},
 		{"output dir missing", func(s *Spec) { s.Stdout = "/nonexistent/out" },
-			"cannot start: stdout /nonexistent/out: no such file or directory"},
+			"cannot start: stdout /nonexistent/out: no such file or directory", false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := newSpec(t, "true")
@@ -247,6 +254,9 @@ func TestLocal_CannotStart(t *testing.T) {
 			res := run(t, spec)
 			if !res.StartError || res.ExitStatus != -1 || !strings.Contains(res.Reason, tc.reason) {
 				t.Fatalf("got %+v, want start_error with %q", res, tc.reason)
+			}
+			if res.Permanent != tc.permanent {
+				t.Errorf("permanent = %v, want %v (%s)", res.Permanent, tc.permanent, res.Reason)
 			}
 			if !res.StartedAt.IsZero() {
 				t.Errorf("started_at set for a job that never started")

@@ -27,7 +27,10 @@ type Launcher interface {
 type Handle interface {
 	// Wait blocks until the job has ended and its Result is on disk, or ctx
 	// is done (the job keeps running). It returns an error wrapping ErrLost
-	// if the shepherd died without a Result; the job is then dead too.
+	// if the shepherd died without a Result and the job may never have run
+	// (the job is then dead too). A job that ran and ended but whose
+	// shepherd could not write its Result (ExitUnrecorded) is not lost: its
+	// Result, made here, says so in Reason.
 	Wait(ctx context.Context) (Result, error)
 	// Cancel asks the shepherd to end the job: SIGTERM to its process
 	// group, SIGKILL after KillGrace. It does not wait; the Result says
@@ -231,6 +234,12 @@ func (h *localHandle) outcome() (Result, error) {
 	detail := h.waitErr
 	if b, err := os.ReadFile(h.spec.ResultPath + errLogSuffix); err == nil {
 		detail = fmt.Errorf("%v: %s", h.waitErr, bytes.TrimSpace(b))
+	}
+	if h.cmd.ProcessState.ExitCode() == ExitUnrecorded {
+		// The job ran and ended; only its outcome is unknown. It is not
+		// lost: another attempt would run it twice.
+		return Result{EndedAt: time.Now(), ExitStatus: -1,
+			Reason: fmt.Sprintf("ended, but its shepherd could not record how (%v)", detail)}, nil
 	}
 	return Result{}, fmt.Errorf("%w: %s: shepherd: %v", ErrLost, h.spec.JID, detail)
 }

@@ -16,7 +16,9 @@ import (
 // with Argv over the job's hosts (all of them this machine) with MPI set.
 func runLocal(ctx context.Context, spec Spec, sigs <-chan os.Signal, started startedFunc) Result {
 	if len(spec.Argv) == 0 || spec.Argv[0] == "" {
-		return cannotStart(errors.New("empty argv"))
+		res := cannotStart(errors.New("empty argv"))
+		res.Permanent = true
+		return res
 	}
 	if err := checkIdentity(spec.Identity); err != nil {
 		return cannotStart(err)
@@ -28,7 +30,12 @@ func runLocal(ctx context.Context, spec Spec, sigs <-chan os.Signal, started sta
 			return cannotStart(err)
 		}
 	}
-	if err := writeHostfile(spec.HostfilePath, spec.Hosts); err != nil {
+	// These writes wait for space on a full file system (untilSpace): a
+	// start error would cost the job an attempt, and a few of them its run.
+	err := untilSpace(ctx, sigs, func() error { return writeHostfile(spec.HostfilePath, spec.Hosts) })
+	if errors.Is(err, errCancelled) {
+		return cancelledResult()
+	} else if err != nil {
 		return cannotStart(fmt.Errorf("host file: %w", err))
 	}
 	env := spec.jobEnv(os.Environ())
@@ -38,21 +45,25 @@ func runLocal(ctx context.Context, spec Spec, sigs <-chan os.Signal, started sta
 		stdout, stderr *os.File
 	)
 	// The checks and opens the user could not do must fail: as the user.
-	err := asUser(spec.Identity, func() error {
-		if spec.Dir != "" {
-			if err := checkWorkdir(spec.Dir); err != nil {
-				return err
+	err = untilSpace(ctx, sigs, func() error {
+		return asUser(spec.Identity, func() error {
+			if spec.Dir != "" {
+				if err := checkWorkdir(spec.Dir); err != nil {
+					return err
+				}
 			}
-		}
-		var err error
-		if path, err = lookPath(argv[0], jobPath); err != nil {
+			var err error
+			if path, err = lookPath(argv[0], jobPath); err != nil {
+				return &execError{err}
+			}
+			stdout, stderr, err = openOutputs(spec.Stdout, spec.Stderr)
 			return err
-		}
-		stdout, stderr, err = openOutputs(spec.Stdout, spec.Stderr)
-		return err
+		})
 	})
-	if err != nil {
-		return cannotStart(err)
+	if errors.Is(err, errCancelled) {
+		return cancelledResult()
+	} else if err != nil {
+		return cannotStartFor(err, spec.MPI == nil)
 	}
 	cmd := &exec.Cmd{
 		Path: path, Args: argv, Dir: spec.Dir, Env: env,
@@ -80,7 +91,9 @@ func runLocal(ctx context.Context, spec Spec, sigs <-chan os.Signal, started sta
 		stderr.Close()
 	}
 	if err != nil {
-		return cannotStart(err)
+		// The working directory was checked above as the user: what exec
+		// says now is about the program (or argv's size).
+		return cannotStartFor(&execError{err}, spec.MPI == nil)
 	}
 	res := Result{StartedAt: time.Now()}
 	pgid := cmd.Process.Pid
@@ -145,4 +158,28 @@ func lookPath(name, path string) (string, error) {
 		}
 	}
 	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
+}
+
+// execError marks an error about the job's program itself (finding it,
+// executing it), as opposed to its working directory or output files.
+type execError struct{ err error }
+
+func (e *execError) Error() string { return e.err.Error() }
+func (e *execError) Unwrap() error { return e.err }
+
+// cannotStartFor is cannotStart, with Permanent set when err says that no
+// attempt could start the job (see Result.Permanent): an execError of the
+// job's own program (own: not mpirun) that is not found, not executable or
+// given too large an argument list.
+func cannotStartFor(err error, own bool) Result {
+	res := cannotStart(err)
+	var ee *execError
+	if own && errors.As(err, &ee) {
+		for _, never := range []error{exec.ErrNotFound, syscall.ENOENT, syscall.ENOTDIR, syscall.ENOEXEC, syscall.EACCES, syscall.E2BIG} {
+			if errors.Is(err, never) {
+				res.Permanent = true
+			}
+		}
+	}
+	return res
 }

@@ -3,6 +3,7 @@ package launch
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -13,41 +14,67 @@ import (
 	"msched/atomicfile"
 )
 
+// Exit statuses of the shepherd process (ShepherdMain). The run daemon
+// tells a job that never ran (ExitNoResult: another attempt may start it)
+// from one that ran and ended (ExitUnrecorded: running it again would run
+// it twice) by them; Local's Handle does.
+const (
+	ExitResult     = 0 // the Result is written, whatever the job did
+	ExitNoResult   = 1 // no Result, and the job never ran
+	ExitBadSpec    = 2 // the spec on stdin is unreadable; nothing ran
+	ExitUnrecorded = 3 // the job ran (or may have) and ended, but no Result could be written
+)
+
 // ShepherdMain is the whole body of the hidden sub-command (`msched
-// shepherd`): it reads the Spec as JSON from stdin and runs Shepherd. It
-// returns the process exit status: 0 once a Result is written, whatever the
-// job did; 1 when no Result could be written; 2 for an unreadable spec. Call
-// it before any other set-up in main: the shepherd is on every job's start
-// path, so it should pay for nothing it does not use.
+// shepherd`): it reads the Spec as JSON from stdin and runs Shepherd, and
+// returns the process exit status (ExitResult…). Call it before any other
+// set-up in main: the shepherd is on every job's start path, so it should
+// pay for nothing it does not use.
 //
 // With the single argument --protocol it prints Protocol instead, so that
 // a daemon can check that a shepherd binary matches its own build.
 func ShepherdMain() int {
 	if len(os.Args) > 1 && os.Args[len(os.Args)-1] == protocolFlag {
 		fmt.Println(Protocol())
-		return 0
+		return ExitResult
 	}
 	spec, err := ReadSpec(os.Stdin)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 2
+		return ExitBadSpec
 	}
 	if err := Shepherd(context.Background(), spec); err != nil {
 		fmt.Fprintln(os.Stderr, err)
-		return 1
+		if errors.Is(err, ErrUnrecorded) {
+			return ExitUnrecorded
+		}
+		return ExitNoResult
 	}
-	return 0
+	return ExitResult
 }
+
+// ErrUnrecorded is wrapped by Shepherd's error when the job ended but its
+// Result could not be written.
+var ErrUnrecorded = errors.New("launch: the job ended but its result could not be written")
 
 // Shepherd starts spec's job in the current process's care, waits for it and
 // writes its Result to spec.ResultPath. It returns an error only when it
-// could not write the Result; how the job ended is in the Result.
+// could not write the Result (wrapping ErrUnrecorded if the job may have
+// run); how the job ended is in the Result.
 //
 // SIGTERM and SIGINT to the shepherd, and cancelling ctx, cancel the job
 // (SIGTERM to its process group, SIGKILL after KillGrace). SIGHUP is
 // ignored. The pid file lock is taken over from Local.Start (file descriptor
 // 3) when it is there, else Shepherd locks PidPath itself, and it is held
 // until the Result is on disk.
+//
+// A full file system (atomicfile.NoSpace) does not lose the job: the
+// writes before the start (the pid record, the host file, the output
+// files) wait for space, and a cancel ends that wait (the job never
+// starts); the Result, once the job has ended, waits for space however long
+// it takes, with the lock held, so that the run daemon, even a restarted
+// one, sees a live shepherd and never a lost job. A cancel cannot end that
+// wait: the job is over, and only its Result is left to save.
 func Shepherd(ctx context.Context, spec Spec) error {
 	// First, so that a Cancel arriving from now on is a cancel and not the
 	// default action of SIGTERM (death without a result).
@@ -72,7 +99,9 @@ func Shepherd(ctx context.Context, spec Spec) error {
 	if rec.ShepherdStart, err = procStartTime(rec.Shepherd); err != nil {
 		return fail(spec, fmt.Errorf("launch: own start time: %w", err))
 	}
-	if err := writeRecord(lock, rec); err != nil {
+	if err := untilSpace(ctx, sigs, func() error { return writeRecord(lock, rec) }); errors.Is(err, errCancelled) {
+		return recordResult(ctx, spec, cancelledResult())
+	} else if err != nil {
 		return fail(spec, err)
 	}
 	notified := false
@@ -95,14 +124,61 @@ func Shepherd(ctx context.Context, spec Spec) error {
 			ready.Close()
 		}
 	})
+	return recordResult(ctx, spec, res)
+}
+
+// recordResult writes res to spec.ResultPath, waiting for space as long as
+// the file system is full (see Shepherd: not even a cancelled ctx ends that
+// wait). An error it returns wraps ErrUnrecorded unless res says the job
+// never started.
+func recordResult(ctx context.Context, spec Spec, res Result) error {
 	data, err := json.MarshalIndent(res, "", "  ")
-	if err != nil {
-		return fail(spec, fmt.Errorf("launch: %w", err))
+	if err == nil {
+		data = append(data, '\n')
+		err = atomicfile.RetryNoSpace(context.WithoutCancel(ctx), func() error { return resultWriter(spec, data) }, nil)
 	}
-	if err := writeResult(spec, append(data, '\n')); err != nil {
+	if err != nil && !res.StartError {
+		err = fmt.Errorf("%w: %w", ErrUnrecorded, err)
+	}
+	if err != nil {
 		return fail(spec, err)
 	}
 	return nil
+}
+
+// resultWriter is writeResult; tests replace it to make it fail.
+var resultWriter = writeResult
+
+// errCancelled is untilSpace's error when a cancel ended its wait.
+var errCancelled = errors.New("launch: cancelled")
+
+// untilSpace calls write until it succeeds or fails for another reason than
+// a full file system (atomicfile.NoSpace), waiting atomicfile.NoSpaceWait
+// between tries, and returns its last error; or errCancelled once a cancel
+// (SIGTERM or SIGINT to the shepherd, or ctx) comes while it waits. It is
+// for the shepherd's writes before the job starts: the job is then never
+// started, which is what a cancel before the start means.
+func untilSpace(ctx context.Context, sigs <-chan os.Signal, write func() error) error {
+	for round := 0; ; round++ {
+		err := write()
+		if err == nil || !atomicfile.NoSpace(err) {
+			return err
+		}
+		t := time.NewTimer(atomicfile.NoSpaceWait(round))
+		select {
+		case <-sigs:
+			t.Stop()
+			return errCancelled
+		case <-ctx.Done():
+			t.Stop()
+			return errCancelled
+		case <-t.C:
+		}
+	}
+}
+
+func cancelledResult() Result {
+	return Result{EndedAt: time.Now(), ExitStatus: -1, Reason: "cancelled"}
 }
 
 // writeResult writes the Result file atomically and durably: through the
@@ -148,9 +224,9 @@ type startedFunc func(job PidFile)
 func runJob(ctx context.Context, spec Spec, sigs <-chan os.Signal, started startedFunc) Result {
 	select {
 	case <-sigs:
-		return Result{EndedAt: time.Now(), ExitStatus: -1, Reason: "cancelled"}
+		return cancelledResult()
 	case <-ctx.Done():
-		return Result{EndedAt: time.Now(), ExitStatus: -1, Reason: "cancelled"}
+		return cancelledResult()
 	default:
 	}
 	switch {

@@ -295,6 +295,14 @@ type Result struct {
 	// permission, unopenable output file, remote host unreachable); the run
 	// daemon re-queues such a job with an attempt count.
 	StartError bool `json:"start_error,omitempty"`
+	// Permanent, with StartError, says that no attempt could start the job:
+	// its program is not there or cannot be executed (ENOENT, ENOTDIR,
+	// ENOEXEC, EACCES on the executable, or not found in the job's PATH), or
+	// its argument list and environment are too large for exec (E2BIG). The
+	// run daemon ends such a job at once instead of re-queuing it. Only a
+	// local job's start errors are judged so: another host of an ssh job,
+	// or an mpirun installed later, may yet succeed.
+	Permanent bool `json:"permanent,omitempty"`
 	// Unreachable names the Spec.Hosts entry that ssh could not reach (it
 	// could not connect or authenticate), so that the run daemon marks that
 	// host down. With StartError the job never started; without it the
