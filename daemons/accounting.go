@@ -3,6 +3,7 @@ package daemons
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -109,7 +110,7 @@ func ptr[T any](v T) *T { return &v }
 // holds, so that reaping a job again after a crash (between the append and
 // the removal of the job file) adds nothing: never two records for a JID.
 type accounting struct {
-	swf, jsonl       *os.File
+	swf, jsonl       *appendLog
 	inSWF, inJSONL   map[string]bool
 	users, exes      map[string]int // SWF numbers, from 1 in order of first appearance
 	nextUser, nextEx int
@@ -127,8 +128,8 @@ func openAccounting(dir string) (*accounting, error) {
 		return nil, err
 	}
 	for _, line := range bytes.Split(data, []byte("\n")) {
-		var r Record
-		if len(line) == 0 || json.Unmarshal(line, &r) != nil || r.JID == "" {
+		r, ok := ParseRecordLine(line)
+		if !ok {
 			continue
 		}
 		a.inJSONL[r.JID] = true
@@ -136,13 +137,13 @@ func openAccounting(dir string) (*accounting, error) {
 		a.observeModel(r)
 	}
 	if a.swf, data, err = openLog(filepath.Join(dir, AccountingSWF), swfHeader); err != nil {
-		a.jsonl.Close()
+		a.jsonl.close()
 		return nil, err
 	}
 	for _, line := range strings.Split(string(data), "\n") {
 		f := strings.Fields(line)
-		if len(f) == 0 || strings.HasPrefix(f[0], ";") {
-			continue
+		if len(f) != swfFields || strings.HasPrefix(f[0], ";") {
+			continue // a comment, or not a whole line (an older msched's torn append)
 		}
 		if n, err := strconv.ParseInt(f[0], 10, 64); err == nil && n > 0 {
 			a.inSWF[spool.FormatJID(n)] = true
@@ -151,10 +152,61 @@ func openAccounting(dir string) (*accounting, error) {
 	return a, nil
 }
 
+// swfFields is the number of fields of an SWF 2.2 line.
+const swfFields = 18
+
+// ParseRecordLine decodes one line of accounting.jsonl; ok is false for a
+// line that holds no whole record. A line that does not decode may be the
+// torn start of an append that an older msched did not cut back (a write
+// that failed half-way on a full disk), with the record written again
+// after it on the same line: `{"jid":"J000080","name":"d-00{"jid":"J000080",…}`.
+// The last record start on such a line is tried too, so that the record is
+// not lost to its torn prefix. Readers of the log should use this.
+func ParseRecordLine(line []byte) (r Record, ok bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return r, false
+	}
+	if json.Unmarshal(line, &r) == nil && r.JID != "" {
+		return r, true
+	}
+	if i := bytes.LastIndex(line, []byte(`{"jid":`)); i > 0 {
+		r = Record{}
+		if json.Unmarshal(line[i:], &r) == nil && r.JID != "" {
+			return r, true
+		}
+	}
+	return Record{}, false
+}
+
+// appendLog is an append-only log of whole lines. An append is whole or
+// not there: a write that fails half-way (ENOSPC after some blocks, EIO)
+// is cut back to the log's last whole length at once, and before the next
+// append if that cut failed too, so that a failed append never leaves a
+// torn line for the next one to be glued to. A crash between the write and
+// the cut leaves a torn last line, which openLog cuts.
+type appendLog struct {
+	f      logFile
+	size   int64  // of the whole lines: where the next append goes
+	torn   bool   // bytes after size may be there (a failed append not yet cut)
+	header []byte // written before the first append to an empty log
+}
+
+// logFile is what appendLog needs of its file; tests give it one that
+// fails.
+type logFile interface {
+	io.Writer
+	Sync() error
+	Truncate(size int64) error
+	Close() error
+}
+
 // openLog opens an append-only log, returning its whole lines. A last line
 // without its newline is a torn append: it is cut, and the record it was
-// is written again by the next reap of that job. A new file gets header.
-func openLog(path, header string) (*os.File, []byte, error) {
+// is written again by the next reap of that job. An empty log gets header
+// with its first append (not at once: opening writes nothing, so that a
+// reaper can start on a full disk).
+func openLog(path, header string) (*appendLog, []byte, error) {
 	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_APPEND, spool.FilePerm)
 	if err != nil {
 		return nil, nil, fmt.Errorf("daemons: accounting: %w", err)
@@ -164,31 +216,58 @@ func openLog(path, header string) (*os.File, []byte, error) {
 		f.Close()
 		return nil, nil, fmt.Errorf("daemons: accounting: %w", err)
 	}
+	l := &appendLog{f: f, size: int64(len(data)), header: []byte(header)}
 	if whole := bytes.LastIndexByte(data, '\n') + 1; whole < len(data) {
-		if err := f.Truncate(int64(whole)); err != nil {
-			f.Close()
-			return nil, nil, fmt.Errorf("daemons: accounting: %w", err)
-		}
 		data = data[:whole]
+		l.size, l.torn = int64(whole), true
 	}
-	if len(data) == 0 && header != "" {
-		if err := appendSync(f, []byte(header)); err != nil {
-			f.Close()
-			return nil, nil, err
-		}
+	if err := l.cut(); err != nil {
+		f.Close()
+		return nil, nil, err
 	}
-	return f, data, nil
+	return l, data, nil
 }
 
-func appendSync(f *os.File, b []byte) error {
-	if _, err := f.Write(b); err != nil {
-		return fmt.Errorf("daemons: accounting: %w", err)
+// append writes b (whole lines) at the end of the log and fsyncs it. On
+// error the log is as it was before (or is cut back to that before the
+// next append).
+func (l *appendLog) append(b []byte) error {
+	if err := l.cut(); err != nil {
+		return err
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("daemons: accounting: %w", err)
+	if l.size == 0 && len(l.header) > 0 {
+		b = append(l.header[:len(l.header):len(l.header)], b...)
 	}
+	l.torn = true // until the write and the fsync have succeeded
+	if _, err := l.f.Write(b); err != nil {
+		return errors.Join(fmt.Errorf("daemons: accounting: %w", err), l.cut())
+	}
+	if err := l.f.Sync(); err != nil {
+		// The data may or may not be on disk: cut it, and the caller
+		// writes it again.
+		return errors.Join(fmt.Errorf("daemons: accounting: %w", err), l.cut())
+	}
+	l.size += int64(len(b))
+	l.torn = false
 	return nil
 }
+
+// cut truncates a log with a failed append back to its whole lines.
+func (l *appendLog) cut() error {
+	if !l.torn {
+		return nil
+	}
+	if err := l.f.Truncate(l.size); err != nil {
+		return fmt.Errorf("daemons: accounting: cutting a failed append: %w", err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("daemons: accounting: cutting a failed append: %w", err)
+	}
+	l.torn = false
+	return nil
+}
+
+func (l *appendLog) close() error { return l.f.Close() }
 
 // number gives r's user and executable their SWF numbers.
 func (a *accounting) number(r Record) (user, exe int) {
@@ -235,7 +314,7 @@ func (a *accounting) record(jobs ...*spool.Job) error {
 		}
 	}
 	if len(swf) > 0 {
-		if err := appendSync(a.swf, swf); err != nil {
+		if err := a.swf.append(swf); err != nil {
 			return err
 		}
 		for _, jid := range inSWF {
@@ -243,7 +322,7 @@ func (a *accounting) record(jobs ...*spool.Job) error {
 		}
 	}
 	if len(jsonl) > 0 {
-		if err := appendSync(a.jsonl, jsonl); err != nil {
+		if err := a.jsonl.append(jsonl); err != nil {
 			return err
 		}
 		for _, jid := range inJSONL {
@@ -328,6 +407,6 @@ func swfLine(j *spool.Job, r Record, a *accounting) string {
 }
 
 func (a *accounting) close() {
-	a.swf.Close()
-	a.jsonl.Close()
+	a.swf.close()
+	a.jsonl.close()
 }

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"msched/atomicfile"
 	"msched/spool"
 )
 
@@ -42,15 +43,38 @@ func (e Env) rescan() time.Duration {
 // serve calls scan at once and then on every wake-up of the spool's
 // watcher for states (and control/), until ctx is done. An error from scan
 // is logged and the next wake-up tries again: scans are idempotent, and
-// what failed for one job must not stop the others.
+// what failed for one job must not stop the others. A scan that failed for
+// want of space (atomicfile.NoSpace) is tried again without waiting for a
+// wake-up, atomicfile.NoSpaceWait apart: nothing in the spool may change to
+// wake the daemon when space comes back, and the periodic rescan is late.
 func (e Env) serve(ctx context.Context, log *slog.Logger, states []spool.State, scan func(context.Context) error) {
-	for range e.Spool.Watch(ctx, states, e.rescan()) {
+	wake := e.Spool.Watch(ctx, states, e.rescan())
+	retry := time.NewTimer(time.Hour)
+	retry.Stop() // until a scan finds no space
+	defer retry.Stop()
+	full := 0 // scans in a row that found no space
+	for {
+		select {
+		case _, ok := <-wake:
+			if !ok {
+				return
+			}
+		case <-retry.C:
+		}
 		if ctx.Err() != nil {
 			return
 		}
-		if err := scan(ctx); err != nil && ctx.Err() == nil {
+		err := scan(ctx)
+		retry.Stop()
+		if err != nil && ctx.Err() == nil {
 			log.Error("scan failed", "err", err)
+			if atomicfile.NoSpace(err) {
+				retry.Reset(atomicfile.NoSpaceWait(full))
+				full++
+				continue
+			}
 		}
+		full = 0
 	}
 }
 

@@ -1,0 +1,78 @@
+package daemons
+
+import (
+	"log/slog"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"msched/internal/diskfull"
+	"msched/spool"
+)
+
+// A reaper whose scan found the disk full reaps once space is back, by
+// itself, within seconds: nothing else in the spool changes to wake it,
+// and its periodic rescan (a minute here) is too late (issue 13, item 2:
+// progress must resume within seconds of space coming back).
+func TestReaper_ResumesAfterDiskFull(t *testing.T) {
+	fs := diskfull.Mount(t, 4<<20)
+	sp, err := spool.Create(filepath.Join(fs, "spool"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	failed := make(chan struct{}, 1)
+	env := testEnv(t, sp)
+	env.Rescan = time.Minute
+	env.Log = slog.New(onLog{env.Log.Handler(), func(r slog.Record) {
+		if r.Message == "scan failed" {
+			select {
+			case failed <- struct{}{}:
+			default:
+			}
+		}
+	}})
+	// The job file, written while there is space, arrives in exited/ by a
+	// rename once the disk is full (a rename needs no block).
+	staged := filepath.Join(t.TempDir(), "staged")
+	stagedSp, err := spool.Create(staged)
+	if err != nil {
+		t.Fatal(err)
+	}
+	jid := exitedJob(t, stagedSp)
+	job, err := os.ReadFile(filepath.Join(stagedSp.Dir(spool.Exited), jid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(sp.Path(spool.DirTmp), ".staged")
+	if err := os.WriteFile(tmp, job, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	startDaemon(t, (&Reaper{Env: env}).Run)
+	free := diskfull.Fill(t, fs)
+	if err := os.Rename(tmp, filepath.Join(sp.Dir(spool.Exited), jid)); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-failed:
+	case <-time.After(waitBound):
+		t.Fatal("the reaper did not fail on the full disk")
+	}
+	if jobsIn(t, sp, spool.Exited) != 1 {
+		t.Fatal("reaped on a full disk?")
+	}
+	free()
+	begin := time.Now()
+	for deadline := begin.Add(5 * time.Second); jobsIn(t, sp, spool.Exited) != 0; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("not reaped %v after space came back", time.Since(begin).Round(time.Millisecond))
+		}
+	}
+	jsonl, swf := checkLogs(t, sp.Path(spool.DirDB))
+	if jsonl[jid] != 1 || swf[jid] != 1 {
+		t.Errorf("%d JSON records, %d SWF lines; want 1 each", jsonl[jid], swf[jid])
+	}
+	if _, err := os.Stat(filepath.Join(sp.Path(spool.DirReports), jid+".txt")); err != nil {
+		t.Error(err)
+	}
+}
