@@ -26,4 +26,19 @@ func TestParse_FuzzFound(t *testing.T) {
 	if _, err := Parse("job.yaml", b); err != nil || !strings.Contains(string(b), "arch: x86_64") {
 		t.Errorf("written as\n%s\nread back: %v", b, err)
 	}
+
+	// yaml.v3 panicked decoding a merge key beside a mapping as a key: a
+	// 14-byte submission stopped init (and its recovery, at every start).
+	for _, data := range []string{"env: {<<, {0}}", "command: [a]\n<<: {name: x}\n"} {
+		if got := parseProblem(t, data); !strings.HasSuffix(got, "a merge key (<<): not allowed in a job file; write the fields out") {
+			t.Errorf("%q: got %s", data, got)
+		}
+		if _, err := Parse("job.yaml", []byte(data)); err == nil {
+			t.Errorf("%q: Parse accepted a merge key", data)
+		}
+	}
+	// A key "<<" that is quoted is a plain string, no merge.
+	if got := parseProblem(t, "command: [a]\nenv: {\"<<\": x}\n"); !strings.Contains(got, "env.<<: not a variable name") {
+		t.Errorf("a quoted <<: %s", got)
+	}
 }

@@ -203,7 +203,7 @@ func badEnv(n int) string {
 func TestParse_NoAliases(t *testing.T) {
 	for _, data := range []string{
 		"x: &w " + strings.Repeat("a", 100000) + "\ncommand: [" + strings.Repeat("*w, ", 2000) + "a]\n",
-		"base: &b {count: 2}\ncommand: [a]\nhosts: {<<: *b}\n",
+		"base: &b {count: 2}\ncommand: [a]\nhosts: *b\n",
 	} {
 		if got := parseProblem(t, data); !strings.Contains(got, "anchors and aliases are not allowed in a job file") {
 			t.Errorf("got %s", got)

@@ -182,6 +182,12 @@ func parse(name string, data []byte, submission bool) (*Job, error) {
 	if n := deeper(doc, MaxDepth); n != nil {
 		return fail(n.Line, "", fmt.Sprintf("nested more than %d levels deep (a job file's fields go 4 deep)", MaxDepth))
 	}
+	if n := mergeKey(doc); n != nil {
+		// yaml.v3 panics on some merges (a mapping as a key beside
+		// <<: "hash of unhashable type", found by FuzzParse in
+		// 14 bytes), and a job file needs none.
+		return fail(n.Line, "", "a merge key (<<): not allowed in a job file; write the fields out")
+	}
 	if n := alias(doc); n != nil {
 		// A job file needs none (the daemons' never have one: yaml.v3
 		// writes none), and an alias makes what it names count again at
@@ -200,7 +206,7 @@ func parse(name string, data []byte, submission bool) (*Job, error) {
 	// Node.Decode has no strict mode of its own.
 	var j Job
 	unknown := unknownFields(doc, reflect.TypeOf(j), nil, 0)
-	if err := root.Decode(&j); err != nil || len(unknown) > 0 {
+	if err := decodeSafely(&root, &j); err != nil || len(unknown) > 0 {
 		var te *yaml.TypeError
 		switch {
 		case err == nil:
@@ -304,6 +310,34 @@ func mappingProblems(doc *yaml.Node, pe *ParseError) {
 		}
 	}
 	walk(doc, doc.Line)
+}
+
+// mergeKey returns the first merge key (<< resolved as !!merge) under n,
+// or nil.
+func mergeKey(n *yaml.Node) *yaml.Node {
+	for i, c := range n.Content {
+		if n.Kind == yaml.MappingNode && i%2 == 0 && c.Kind == yaml.ScalarNode && c.ShortTag() == "!!merge" {
+			return c
+		}
+		if m := mergeKey(c); m != nil {
+			return m
+		}
+	}
+	return nil
+}
+
+// decodeSafely is root.Decode(v), with a panic of yaml.v3's turned into
+// an error: a job file is a user's, and no file may stop the daemon that
+// reads it (init judges a claim again at every start). The checks before
+// it refuse every input known to make yaml.v3 panic; this is for those not
+// known yet.
+func decodeSafely(root *yaml.Node, v any) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("yaml: the YAML decoder failed on this file: %v", p)
+		}
+	}()
+	return root.Decode(v)
 }
 
 // alias returns the first alias node under n, or nil.
