@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -57,29 +56,39 @@ func jidsInLog(ctx context.Context, path string, jids []string) (map[string]bool
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 64<<10)
-	key := []byte(`"jid":"`)
 	for n := 0; ; n++ {
 		if n%4096 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		line, err := readLine(r)
-		if i := bytes.Index(line, key); i >= 0 {
-			rest := line[i+len(key):]
-			if j := bytes.IndexByte(rest, '"'); j > 0 && want[string(rest[:j])] {
-				// A whole record, not a line torn by a crash in an append
-				// (its job file was not removed then: it is in a state).
-				var rec struct {
-					JID string `json:"jid"`
-				}
-				if json.Unmarshal(line, &rec) == nil && want[rec.JID] {
-					found[rec.JID] = true
-				}
+		if mentions(line, want) {
+			// A whole record (ParseRecordLine, as the reaper reads the
+			// log), not a line torn by a crash in an append: its job file
+			// was not removed then, so it is in a state.
+			if rec, ok := ParseRecordLine(line); ok && want[rec.JID] {
+				found[rec.JID] = true
 			}
 		}
 		if err == io.EOF {
 			return found, nil
 		} else if err != nil {
 			return nil, fmt.Errorf("daemons: accounting: %w", err)
+		}
+	}
+}
+
+// mentions reports whether line names one of the JIDs in want as a "jid"
+// (a line glued from a torn record and a whole one names two).
+func mentions(line []byte, want map[string]bool) bool {
+	key := []byte(`"jid":"`)
+	for {
+		i := bytes.Index(line, key)
+		if i < 0 {
+			return false
+		}
+		line = line[i+len(key):]
+		if j := bytes.IndexByte(line, '"'); j > 0 && want[string(line[:j])] {
+			return true
 		}
 	}
 }

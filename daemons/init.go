@@ -5,8 +5,11 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"time"
 
+	"msched/atomicfile"
 	"msched/spool"
 )
 
@@ -34,7 +37,7 @@ type Init struct{ Env }
 // from starting: a claim is a user's file, and a user chose what it is (a
 // link, a FIFO, a file only its owner may read): such a claim is rejected
 // like any bad submission, and a claim that cannot even be moved is logged
-// and stays for the next start while init serves the others.
+// and tried again later (recoverClaims) while init serves the others.
 //
 // Then it claims what is in submitted/ when it is complete
 // (spool.Arrivals.Ready): a file renamed in at once, a file written in
@@ -57,13 +60,14 @@ func (d *Init) Run(ctx context.Context) error {
 			"quiet", spool.QuietTime, "err", err)
 	}
 	defer arrivals.Close()
-	d.recoverClaims(ctx, sp, log)
-
 	sc := &initScan{sp: sp, log: log, arrivals: arrivals, retryMax: d.rescan(), failed: map[string]*failedClaim{}}
+	sc.recoverClaims(ctx, time.Now())
+
 	wake := d.Spool.Watch(ctx, []spool.State{spool.Submitted}, d.rescan())
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
+	full := 0 // scans in a row that found no space
 	for {
 		select {
 		case _, ok := <-wake:
@@ -80,7 +84,16 @@ func (d *Init) Run(ctx context.Context) error {
 			log.Error("scan failed", "err", err)
 		}
 		// A wake-up for what waits: a file to become quiet, a failed
-		// claim to be tried again. Events and the rescan tick come besides.
+		// claim or move to be tried again, and, after a scan that found
+		// no space, the scan itself (as Env.serve does: nothing in the
+		// spool may change to wake init when space comes back). Events
+		// and the rescan tick come besides.
+		if atomicfile.NoSpace(err) {
+			next = earliest(next, time.Now().Add(atomicfile.NoSpaceWait(full)))
+			full++
+		} else {
+			full = 0
+		}
 		timer.Stop()
 		if !next.IsZero() {
 			timer.Reset(max(time.Until(next), time.Millisecond))
@@ -88,36 +101,62 @@ func (d *Init) Run(ctx context.Context) error {
 	}
 }
 
-// recoverClaims is Run's recovery (see there). The claims to judge again
-// are judged as a scan's are, a batch at a time: a batch removes its claims
-// only after its moves are durable, and one that is already gone is no
-// failure (the move it served is done).
-func (d *Init) recoverClaims(ctx context.Context, sp *spool.Spool, log *slog.Logger) {
-	claims, done, err := sp.RecoverClaimsWith(ctx, reapedJIDs(sp))
-	if err != nil {
-		log.Error("recovery: claims left in tmp/", "err", err)
+// earliest is the earlier of two times, zero meaning none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || !b.IsZero() && b.Before(a) {
+		return b
 	}
+	return a
+}
+
+// recoverClaims judges again the claims left in tmp/: at start (see Run),
+// and during a run when a claim or a move failed, so that a submission
+// whose move failed (a full disk) goes on within seconds of the cause
+// going away, not at init's next start. Between scans no batch is in
+// flight, so every claim in tmp/ is one to resolve. The claims are judged
+// as a scan's are, a batch at a time: a batch removes its claims only
+// after its moves are durable, and one that is already gone is no failure
+// (the move it served is done). If some fail, it is tried again after
+// claimRetry, doubling up to the rescan interval (after a full disk,
+// atomicfile.NoSpaceWait).
+func (sc *initScan) recoverClaims(ctx context.Context, now time.Time) {
+	claims, done, err := sc.sp.RecoverClaimsWith(ctx, reapedJIDs(sc.sp))
 	for _, jid := range done {
-		log.Warn("recovery: removed the claim of a job that has already finished; not run again", "jid", jid)
+		sc.log.Warn("removed the claim of a job that has already finished; not run again", "jid", jid)
 	}
+	errs := []error{err}
 	for len(claims) > 0 && ctx.Err() == nil {
 		n := min(len(claims), initBatch)
 		for _, c := range claims[:n] {
-			log.Info("recovered claim", "jid", c.JID, "file", c.Name)
+			sc.log.Info("recovered claim", "jid", c.JID, "file", c.Name)
 		}
-		batch := sp.Batch()
-		err := errors.Join(each(claims[:n], func(c *spool.Claim) error { return judge(batch, c, log) }), batch.Commit())
-		if err != nil {
-			log.Error("recovery: claims left in tmp/ for the next start", "err", err)
-		}
+		batch := sc.sp.Batch()
+		errs = append(errs, each(claims[:n], func(c *spool.Claim) error { return judge(batch, c, sc.log) }), batch.Commit())
 		claims = claims[n:]
 	}
+	if err := errors.Join(errs...); err != nil && ctx.Err() == nil {
+		sc.leftover(err, now)
+		sc.log.Error("recovery: claims left in tmp/", "retry_in", sc.recoverAt.Sub(now), "err", err)
+		return
+	}
+	sc.recoverAt, sc.recoverTries = time.Time{}, 0
+}
+
+// leftover schedules recoverClaims after a failure (err) left claims in tmp/.
+func (sc *initScan) leftover(err error, now time.Time) {
+	wait := min(claimRetry<<min(sc.recoverTries, 16), max(sc.retryMax, claimRetry))
+	if atomicfile.NoSpace(err) {
+		wait = atomicfile.NoSpaceWait(sc.recoverTries)
+	}
+	sc.recoverTries++
+	sc.recoverAt = now.Add(wait)
 }
 
 // claimRetry is how long init waits before it tries again to claim a name
 // whose claim failed (the rename refused: an immutable file, a directory
-// it may not move, a full disk); each failure doubles it, up to the rescan
-// interval. Each try uses up a JID, which the failure's log line names.
+// it may not move); each failure doubles it, up to the rescan interval
+// (for a full disk, atomicfile.NoSpaceWait). Each try uses up a JID, which
+// the failure's log line names.
 const claimRetry = time.Second
 
 // failedClaim is a name in submitted/ whose claim failed: which version of
@@ -137,23 +176,27 @@ type initScan struct {
 	arrivals *spool.Arrivals
 	retryMax time.Duration
 	failed   map[string]*failedClaim
+	// recoverAt is when to judge again the claims a failure left in tmp/
+	// (zero: none left), after recoverTries failures in a row.
+	recoverAt    time.Time
+	recoverTries int
 }
 
 // scan claims and judges what submitted/ holds that is ready, and returns
 // when something that waits should be looked at again (zero: nothing
 // waits).
 func (sc *initScan) scan(ctx context.Context) (time.Time, error) {
+	now := time.Now()
+	if !sc.recoverAt.IsZero() && !now.Before(sc.recoverAt) {
+		sc.recoverClaims(ctx, now)
+	}
 	es, err := sc.sp.List(spool.Submitted)
 	if err != nil {
-		return time.Time{}, err
+		return sc.recoverAt, err
 	}
-	now := time.Now()
 	ready, next := sc.arrivals.Ready(es, now)
-	later := func(t time.Time) {
-		if next.IsZero() || t.Before(next) {
-			next = t
-		}
-	}
+	later := func(t time.Time) { next = earliest(next, t) }
+	later(sc.recoverAt)
 	byName := make(map[string]spool.Entry, len(es))
 	for _, e := range es {
 		byName[e.Name] = e
@@ -191,12 +234,25 @@ func (sc *initScan) scan(ctx context.Context) (time.Time, error) {
 			if errors.Is(err, spool.ErrNotFound) {
 				continue // withdrawn by its submitter
 			}
+			if _, lerr := os.Lstat(filepath.Join(sc.sp.Dir(spool.Submitted), name)); lerr != nil {
+				// Renamed, but its claim could not be read: the claim
+				// is in tmp/, for recoverClaims.
+				failed = append(failed, err)
+				continue
+			}
 			later(sc.claimFailed(name, byName[name], err, now))
 		}
 		batch := sc.sp.Batch()
 		failed = append(failed, each(claims, func(c *spool.Claim) error { return judge(batch, c, sc.log) }), batch.Commit())
 	}
-	return next, errors.Join(failed...)
+	err = errors.Join(failed...)
+	if err != nil && sc.recoverAt.IsZero() {
+		// What failed is a claim left in tmp/ (a move, a commit, a claim
+		// not read): judged again soon, not at the next start.
+		sc.leftover(err, now)
+		later(sc.recoverAt)
+	}
+	return next, err
 }
 
 // claimFailed records and logs a failed claim of name (listed as e) and
@@ -207,9 +263,9 @@ func (sc *initScan) claimFailed(name string, e spool.Entry, err error, now time.
 		f = &failedClaim{size: e.Size, mtime: e.ModTime}
 		sc.failed[name] = f
 	}
-	wait := claimRetry << min(f.tries, 16)
-	if wait > sc.retryMax {
-		wait = max(sc.retryMax, claimRetry)
+	wait := min(claimRetry<<min(f.tries, 16), max(sc.retryMax, claimRetry))
+	if atomicfile.NoSpace(err) {
+		wait = atomicfile.NoSpaceWait(f.tries)
 	}
 	f.tries++
 	f.retry = now.Add(wait)

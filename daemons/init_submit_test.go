@@ -175,6 +175,34 @@ func TestInit_RetriesAFailedClaim(t *testing.T) {
 	}
 }
 
+// A claim whose move fails (here: queued/ immutable, so the job cannot be
+// written there) stays in tmp/ and is judged again a while later, not at
+// init's next start; the failure is logged.
+func TestInit_RetriesAFailedMove(t *testing.T) {
+	sp := newTestSpool(t)
+	queued := sp.Dir(spool.Queued)
+	setImmutable(t, queued, true)
+	cleared := false
+	t.Cleanup(func() {
+		if !cleared {
+			setImmutable(t, queued, false)
+		}
+	})
+	env, lb := loggedEnv(t, sp)
+	startDaemon(t, (&Init{env}).Run)
+	if _, err := sp.Submit("job.yaml", []byte("command: [\"true\"]\n")); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "the failed move logged", func() bool { return lb.lines("level=ERROR", "J000001") > 0 })
+	if n := len(claimsLeft(t, sp)); n != 1 {
+		t.Fatalf("%d claims in tmp/ after the failed move; want 1", n)
+	}
+	setImmutable(t, queued, false)
+	cleared = true
+	inState(t, sp, "J000001", spool.Queued)
+	eventually(t, "the claim removed", func() bool { return len(claimsLeft(t, sp)) == 0 })
+}
+
 // writeInPlace writes pieces into submitted/name as a user's editor or
 // shell might: one open, a pause between pieces, then close (reopen:
 // false), or each piece appended through its own open and close (reopen:

@@ -176,7 +176,7 @@ type Reaped func(ctx context.Context, jids []string) (map[string]bool, error)
 // user's file was renamed there, and the user chose what it is).
 //
 // A claim whose JID is in no state and that reaped cannot vouch for (it
-// failed) is neither judged nor removed: it stays for the next start. err
+// failed) is neither judged nor removed: it stays for the next call. err
 // joins that, the claims that could not be removed and a failure of tmp/
 // itself; the claims returned are all the others, whatever err says.
 // With reaped nil every claim whose JID is in no state is judged.
