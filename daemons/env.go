@@ -23,6 +23,9 @@ type Env struct {
 	Spool  *spool.Spool  // the daemon uses Spool.As(<its spool.Daemon>) for writes
 	Log    *slog.Logger  // nil: slog.Default()
 	Rescan time.Duration // periodic rescan besides fsnotify; 0: DefaultRescan
+	// Heart is told when the daemon scans and when it waits (nil: no
+	// heartbeat), so that a daemon stuck in a scan goes stale.
+	Heart *spool.Heart
 }
 
 func (e Env) logger(name string) *slog.Logger {
@@ -64,7 +67,9 @@ func (e Env) serve(ctx context.Context, log *slog.Logger, states []spool.State, 
 		if ctx.Err() != nil {
 			return
 		}
+		e.Heart.Busy()
 		err := scan(ctx)
+		e.Heart.Idle()
 		retry.Stop()
 		if err != nil && ctx.Err() == nil {
 			log.Error("scan failed", "err", err)

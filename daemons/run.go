@@ -207,7 +207,10 @@ func (r *runner) serve(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		}
-		if err := r.scan(ctx); err != nil && ctx.Err() == nil {
+		r.d.Heart.Busy()
+		err := r.scan(ctx)
+		r.d.Heart.Idle()
+		if err != nil && ctx.Err() == nil {
 			r.log.Error("scan failed", "err", err)
 		}
 	}

@@ -1,21 +1,24 @@
 package spool
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
 	"msched/atomicfile"
 )
 
-// Heartbeats. Each daemon, while its loop runs, rewrites
-// db/heartbeat.<daemon>.json every HeartbeatEvery (and at each scan, at most
-// once a second), and marks it stopped when it stops cleanly. Health reads
+// Heartbeats. Each daemon, while it runs, rewrites
+// db/heartbeat.<daemon>.json every HeartbeatEvery, unless it has been stuck
+// in one scan for StaleAfter beats, and marks it stopped when it stops
+// cleanly. Health reads
 // them: a daemon whose beat is older than StaleAfter beats is stale (hung,
 // or its host is down), one whose process is gone is down. A daemon that is
 // killed leaves its last beat, which then goes stale, or down at once when
@@ -38,12 +41,54 @@ type Beat struct {
 	Stopped   bool      `json:"stopped,omitempty"`
 }
 
-// Heart writes one daemon's heartbeats.
+// Heart writes one daemon's heartbeats. Run beats every HeartbeatEvery
+// while the daemon runs; the daemon's loop says when it works on a scan
+// (Busy) and when it waits (Idle), and a scan that has run for StaleAfter
+// beats stops the beats, so a daemon hung in a scan goes stale. Its
+// methods may be called on a nil Heart (no heartbeats).
 type Heart struct {
 	dir, stage string
 	mu         sync.Mutex
 	b          Beat
 	last       time.Time
+	busySince  atomic.Int64 // unix ns a scan began; 0: waiting
+}
+
+// Busy says the daemon began a scan.
+func (h *Heart) Busy() {
+	if h != nil {
+		h.busySince.Store(time.Now().UnixNano())
+	}
+}
+
+// Idle says the daemon ended a scan and waits.
+func (h *Heart) Idle() {
+	if h != nil {
+		h.busySince.Store(0)
+	}
+}
+
+// Run beats until ctx is done (the daemon's Run returned: Stop then says
+// whether it stopped cleanly). Errors are passed to fail (a beat that
+// cannot be written is the operator's business, not the daemon's).
+func (h *Heart) Run(ctx context.Context, fail func(error)) {
+	if h == nil {
+		return
+	}
+	t := time.NewTicker(HeartbeatEvery)
+	defer t.Stop()
+	for {
+		if since := h.busySince.Load(); since == 0 || time.Since(time.Unix(0, since)) < StaleAfter*HeartbeatEvery {
+			if err := h.Beat(); err != nil {
+				fail(err)
+			}
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
 }
 
 func heartbeatFile(daemon string) string { return "heartbeat." + daemon + ".json" }
@@ -59,6 +104,9 @@ func (s *Spool) Heart(d Daemon) *Heart {
 // Beat writes a beat unless one was written less than a second ago. The
 // file is not fsynced: a beat that a crash loses is no loss.
 func (h *Heart) Beat() error {
+	if h == nil {
+		return nil
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := time.Now()
@@ -70,6 +118,9 @@ func (h *Heart) Beat() error {
 
 // Stop writes a last beat that says the daemon stopped cleanly.
 func (h *Heart) Stop() error {
+	if h == nil {
+		return nil
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	return h.write(time.Now(), true)

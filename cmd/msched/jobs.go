@@ -218,12 +218,24 @@ func listJobs(w io.Writer, sp *spool.Spool, asJSON bool) error {
 			rows = append(rows, r)
 		}
 	}
+	health, err := sp.Health(time.Now())
+	if err != nil {
+		return err
+	}
 	if asJSON {
 		if rows == nil {
 			rows = []jobRow{}
 		}
-		return json.NewEncoder(w).Encode(map[string]any{"jobs": rows})
+		ds := make([]daemonRow, len(health))
+		for i, h := range health {
+			ds[i] = daemonRow{Daemon: h.Daemon, State: h.State}
+			if h.Beat != nil {
+				ds[i].PID, ds[i].Host, ds[i].LastBeat = h.Beat.PID, h.Beat.Host, h.Beat.At
+			}
+		}
+		return json.NewEncoder(w).Encode(map[string]any{"daemons": ds, "jobs": rows})
 	}
+	writeHealth(w, health)
 	if len(rows) == 0 {
 		_, err := fmt.Fprintln(w, "no jobs in the spool")
 		return err
@@ -403,4 +415,35 @@ table. The nodes of a Slurm cluster show as such in the CLUSTER column.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
+}
+
+// daemonRow is one daemon's health in status --json.
+type daemonRow struct {
+	Daemon   string    `json:"daemon"`
+	State    string    `json:"state"`
+	PID      int       `json:"pid,omitempty"`
+	Host     string    `json:"host,omitempty"`
+	LastBeat time.Time `json:"last_beat,omitzero"`
+}
+
+// writeHealth prints the daemons' health on one line, and a warning for
+// each that is not up: jobs do not move past it.
+func writeHealth(w io.Writer, hs []spool.Health) {
+	parts := make([]string, len(hs))
+	for i, h := range hs {
+		parts[i] = h.Daemon + " " + h.State
+	}
+	fmt.Fprintf(w, "daemons: %s\n", strings.Join(parts, ", "))
+	for _, h := range hs {
+		if h.State == spool.HealthUp {
+			continue
+		}
+		why := map[string]string{
+			spool.HealthStale:   "no heartbeat for " + h.Age.Round(time.Second).String() + " (hung, or its host is down)",
+			spool.HealthDown:    "its process is gone",
+			spool.HealthStopped: "stopped",
+			spool.HealthNever:   "never started on this spool",
+		}[h.State]
+		fmt.Fprintf(w, "warning: %s is %s: %s; jobs do not move past it\n", h.Daemon, h.State, why)
+	}
 }

@@ -40,6 +40,8 @@ type system struct {
 	// notifier receives every report after its file is written; nil: log it.
 	notifier notify.Notifier
 	closers  []func() error
+	// hearts are the running daemons' heartbeats, by name (set by run).
+	hearts map[string]*spool.Heart
 }
 
 // openSystem opens the spool (it must exist) and loads the hosts.
@@ -78,15 +80,17 @@ func (s *system) close() error {
 	return errors.Join(errs...)
 }
 
-func (s *system) env() daemons.Env {
-	return daemons.Env{Spool: s.sp, Log: s.log, Rescan: s.cfg.Rescan}
+// env is what daemon name needs: the spool, the log, the rescan and its
+// heartbeat.
+func (s *system) env(name string) daemons.Env {
+	return daemons.Env{Spool: s.sp, Log: s.log, Rescan: s.cfg.Rescan, Heart: s.hearts[name]}
 }
 
 // daemon builds one daemon by name.
 func (s *system) daemon(ctx context.Context, name string) (interface{ Run(context.Context) error }, error) {
 	switch name {
 	case "init":
-		return &daemons.Init{Env: s.env()}, nil
+		return &daemons.Init{Env: s.env(name)}, nil
 	case "sched":
 		return s.sched(ctx)
 	case "run":
@@ -97,7 +101,7 @@ func (s *system) daemon(ctx context.Context, name string) (interface{ Run(contex
 			}
 			s.log.Info("job shepherd", "daemon", "run", "exec", how)
 		}
-		return &daemons.Run{Env: s.env(), Launcher: s.launcher, MaxAttempts: s.cfg.MaxAttempts, KillGrace: s.cfg.KillGrace,
+		return &daemons.Run{Env: s.env(name), Launcher: s.launcher, MaxAttempts: s.cfg.MaxAttempts, KillGrace: s.cfg.KillGrace,
 			Hosts: s.hosts, SSH: s.cfg.SSH, MPI: s.cfg.MPI, SlurmBin: s.cfg.SlurmBin, Path: s.cfg.RunPath,
 			MarkDown: s.markDown}, nil
 	case "reaper":
@@ -117,14 +121,14 @@ func (s *system) daemon(ctx context.Context, name string) (interface{ Run(contex
 				return nil
 			})
 		}
-		return &daemons.Reaper{Env: s.env(), Notifier: n}, nil
+		return &daemons.Reaper{Env: s.env(name), Notifier: n}, nil
 	case "stats":
 		st, err := hoststat.OpenStore(s.statsDir(), 0)
 		if err != nil {
 			return nil, err
 		}
 		s.closers = append(s.closers, st.Close)
-		return &daemons.Stats{Env: s.env(), Hosts: s.hosts, Interval: s.cfg.StatsEvery, Store: st, SSH: s.cfg.SSH, SlurmBin: s.cfg.SlurmBin}, nil
+		return &daemons.Stats{Env: s.env(name), Hosts: s.hosts, Interval: s.cfg.StatsEvery, Store: st, SSH: s.cfg.SSH, SlurmBin: s.cfg.SlurmBin}, nil
 	}
 	return nil, fmt.Errorf("unknown daemon %q (known: %s)", name, strings.Join(daemonNames, ", "))
 }
@@ -208,7 +212,7 @@ func (s *system) sched(ctx context.Context) (*daemons.Sched, error) {
 	}
 	go daemons.PublishSchedStats(ctx, s.sp, 5*time.Second, ev, gens)
 	return &daemons.Sched{
-		Env: s.env(), Hosts: s.hosts, Policy: pol, PolicyName: s.cfg.Policy,
+		Env: s.env("sched"), Hosts: s.hosts, Policy: pol, PolicyName: s.cfg.Policy,
 		StatsDir: s.statsDir(), Speeds: speeds(hw, s.hosts),
 	}, nil
 }
@@ -223,6 +227,11 @@ func (s *system) run(ctx context.Context, names []string) error {
 		err  error
 	}
 	var ds []interface{ Run(context.Context) error }
+	s.hearts = map[string]*spool.Heart{}
+	for _, n := range names {
+		d := spool.Daemon(n)
+		s.hearts[n] = s.sp.As(d).Heart(d)
+	}
 	for _, n := range names {
 		d, err := s.daemon(ctx, n)
 		if err != nil {
@@ -232,7 +241,27 @@ func (s *system) run(ctx context.Context, names []string) error {
 	}
 	done := make(chan result, len(ds))
 	for i, d := range ds {
-		go func() { done <- result{names[i], d.Run(ctx)} }()
+		go func() {
+			// The heartbeat lives as long as the daemon's Run: a clean
+			// stop (ctx cancelled) writes "stopped"; a daemon that fails
+			// leaves its last beat, which goes stale.
+			hctx, stop := context.WithCancel(context.Background())
+			beat := make(chan struct{})
+			log := s.log.With("daemon", names[i])
+			go func() {
+				s.hearts[names[i]].Run(hctx, func(err error) { log.Warn("heartbeat not written", "err", err) })
+				close(beat)
+			}()
+			err := d.Run(ctx)
+			stop()
+			<-beat
+			if err == nil && ctx.Err() != nil {
+				if err := s.hearts[names[i]].Stop(); err != nil {
+					log.Warn("heartbeat not written", "err", err)
+				}
+			}
+			done <- result{names[i], err}
+		}()
 	}
 	var errs []error
 	for range ds {
