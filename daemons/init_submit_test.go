@@ -80,8 +80,17 @@ func TestInit_RefusesWhatIsNoFile(t *testing.T) {
 	if left, _ := os.ReadDir(dir); len(left) != 0 {
 		t.Errorf("%d entries left in submitted/", len(left))
 	}
-	if left, _ := filepath.Glob(filepath.Join(sp.Path(spool.DirTmp), "claim.*")); len(left) != 0 {
+	if left := claimsLeft(t, sp); len(left) != 0 {
 		t.Errorf("claims left in tmp/: %v", left)
+	}
+	// And each is reported to whoever put it there, with the reason.
+	startDaemon(t, (&Reaper{Env: env}).Run)
+	eventually(t, "every rejection reaped", func() bool { return jobsIn(t, sp, spool.Rejected) == 0 })
+	for _, e := range es {
+		report := readText(t, filepath.Join(sp.Path(spool.DirReports), e.Name+".txt"))
+		if !strings.Contains(report, "not a regular file") && !strings.Contains(report, "a symbolic link") && !strings.Contains(report, "a socket") {
+			t.Errorf("the report of %s does not say why:\n%s", e.Name, report)
+		}
 	}
 }
 
