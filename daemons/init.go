@@ -79,7 +79,9 @@ func (d *Init) Run(ctx context.Context) error {
 		if ctx.Err() != nil {
 			return nil
 		}
+		d.Heart.Busy()
 		next, err := sc.scan(ctx)
+		d.Heart.Idle()
 		if err != nil && ctx.Err() == nil {
 			log.Error("scan failed", "err", err)
 		}
