@@ -1,8 +1,10 @@
 // Package atomicfile writes files so that a reader, or a crash, sees the
 // old content or all of the new one, never a part: write a temporary on the
 // same file system, fsync it, rename it into place, fsync the directory.
-// It is a leaf (standard library only) so that the job shepherd, which
-// links nothing else of msched's, can use it too.
+// It is msched's one atomic-write path: every package writes through it
+// (Write, WriteNoDirSync, WriteNoSync, a Pool), and takes its locks with
+// TryLock. It is a leaf (nothing of msched's) so that the job shepherd,
+// which links nothing else of msched's, can use it too.
 package atomicfile
 
 import (
@@ -72,11 +74,22 @@ func (p *Pending) Commit() error {
 // caller that makes it durable with a later fsync: on a file system that
 // journals metadata in order (ext4, xfs, btrfs), an fsync of any directory
 // commits every rename made before it.
-func (p *Pending) CommitNoDirSync() error {
+func (p *Pending) CommitNoDirSync() error { return p.commit(true) }
+
+// CommitNoSync is Commit without any fsync: a reader sees the old file or
+// all of the new one, but a crash may leave either, or (on a file system
+// that does not write a file's data before a rename over it) an empty or
+// partial file under the name. It is for files rewritten often and derived
+// from others, which their writer writes again soon after a restart (the
+// published schedule, a heartbeat): for them an fsync buys nothing but
+// latency.
+func (p *Pending) CommitNoSync() error { return p.commit(false) }
+
+func (p *Pending) commit(sync bool) error {
 	if p.done {
 		return fmt.Errorf("atomicfile: %s: already committed", p.name)
 	}
-	if err := seal(p.File); err != nil {
+	if err := seal(p.File, sync); err != nil {
 		return err
 	}
 	if err := os.Rename(p.File.Name(), filepath.Join(p.dir, p.name)); err != nil {
@@ -87,11 +100,12 @@ func (p *Pending) CommitNoDirSync() error {
 }
 
 // seal gives a written temporary its final mode, makes its data durable
-// and closes it: what must happen before it is renamed into place.
-func seal(f *os.File) error {
+// (unless sync is false: CommitNoSync) and closes it: what must happen
+// before it is renamed into place.
+func seal(f *os.File, sync bool) error {
 	err := f.Chmod(Perm)
-	if err == nil {
-		err = f.Sync()
+	if err == nil && sync {
+		err = syncFile(f)
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr
@@ -149,6 +163,11 @@ func Write(staging, dir, name string, data []byte) error {
 // WriteNoDirSync is Write with CommitNoDirSync.
 func WriteNoDirSync(staging, dir, name string, data []byte) error {
 	return write(staging, dir, name, data, (*Pending).CommitNoDirSync)
+}
+
+// WriteNoSync is Write with CommitNoSync: atomic for readers, not durable.
+func WriteNoSync(staging, dir, name string, data []byte) error {
+	return write(staging, dir, name, data, (*Pending).CommitNoSync)
 }
 
 func write(staging, dir, name string, data []byte, commit func(*Pending) error) error {
@@ -214,6 +233,9 @@ func (g *groupSync) sync(dir string) error {
 	}
 	return g.err
 }
+
+// syncFile is (*os.File).Sync; tests count it.
+var syncFile = (*os.File).Sync
 
 // syncDirOnce is fsyncDir; tests count and slow it down.
 var syncDirOnce = fsyncDir

@@ -175,7 +175,7 @@ func (p *Pool) Write(dir, name string, data []byte, syncDir bool) error {
 	if err := f.Truncate(int64(len(data))); err != nil {
 		return fail(err)
 	}
-	if err := seal(f); err != nil { // sets the mode a recycled file may lack
+	if err := seal(f, true); err != nil { // sets the mode a recycled file may lack
 		p.give(path)
 		return err
 	}

@@ -7,13 +7,12 @@ import (
 	"fmt"
 	"log/slog"
 	"math"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"sync"
 	"time"
 
+	"msched/atomicfile"
 	"msched/hoststat"
 	"msched/notify"
 	"msched/policy"
@@ -678,39 +677,12 @@ func (d *Sched) publish(now time.Time, snap policy.Snapshot, started, later []po
 	if err != nil {
 		return err
 	}
-	return replaceFile(d.sp.Path(spool.DirDB), spool.ScheduleFile, append(b, '\n'))
-}
-
-// replaceFile writes data to dir/name by rename, so a reader sees the old
-// file or the new one, never a part; unlike spool.WriteAtomic it does not
-// fsync. It is for files derived from the spool and rewritten on every
-// decision (the published schedule): a crash can lose the latest copy, and
-// the restarted daemon writes it again, so the fsyncs would buy nothing but
-// latency on every decision.
-func replaceFile(dir, name string, data []byte) error {
-	f, err := os.CreateTemp(dir, "."+name+".*")
-	if err != nil {
-		return err
-	}
-	// CreateTemp makes the file 0600; the web page and msched status read
-	// it as other users (spool.FilePerm).
-	if err := f.Chmod(spool.FilePerm); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if _, err := f.Write(data); err != nil {
-		f.Close()
-		os.Remove(f.Name())
-		return err
-	}
-	if err := f.Close(); err != nil {
-		os.Remove(f.Name())
-		return err
-	}
-	if err := os.Rename(f.Name(), filepath.Join(dir, name)); err != nil {
-		os.Remove(f.Name())
-		return err
+	// Not fsynced: it is derived from the spool and rewritten on every
+	// decision, so a crash that loses or damages the latest copy loses
+	// nothing that the restarted sched's first decision does not write
+	// again; the fsyncs would only add latency to every decision.
+	if err := atomicfile.WriteNoSync("", d.sp.Path(spool.DirDB), spool.ScheduleFile, append(b, '\n')); err != nil {
+		return fmt.Errorf("daemons: sched: %w", err)
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"syscall"
 	"time"
 	"unicode/utf8"
+
+	"msched/atomicfile"
 )
 
 // HealthDir is the directory, inside the spool's db/ (the dir every
@@ -72,7 +74,10 @@ func MarkDown(dir, host, reason string, at time.Time) error {
 		if err != nil {
 			return fmt.Errorf("hoststat: %w", err)
 		}
-		return writeFileAtomic(filepath.Join(hd, name), append(data, '\n'))
+		if err := atomicfile.Write("", hd, name, append(data, '\n')); err != nil {
+			return fmt.Errorf("hoststat: %w", err)
+		}
+		return nil
 	})
 }
 

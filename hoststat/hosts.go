@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime"
 	"strconv"
 	"strings"
@@ -14,6 +15,8 @@ import (
 	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
+
+	"msched/atomicfile"
 )
 
 // Host is one schedulable host: a machine, or one CPU of a machine.
@@ -206,7 +209,10 @@ func WriteHosts(path string, hosts []Host) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, data)
+	if err := atomicfile.Write("", filepath.Dir(path), filepath.Base(path), data); err != nil {
+		return fmt.Errorf("hoststat: %w", err)
+	}
+	return nil
 }
 
 // marshalHosts is the hosts file WriteHosts writes.

@@ -13,7 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"msched/spool"
+	"msched/atomicfile"
 )
 
 // DefaultKeep is how many samples per host a Store keeps: a day at the
@@ -71,7 +71,7 @@ func OpenStore(dir string, keep int) (*Store, error) {
 	}
 	// Waiting a moment, as daemons do for their locks: a store just closed
 	// in a process that forks jobs can look held until the children exec.
-	if err := spool.TryLock(lock, storeLockWait); err != nil {
+	if err := atomicfile.TryLock(lock, storeLockWait); err != nil {
 		lock.Close()
 		return nil, fmt.Errorf("hoststat: store %s is open in another process: %w", dir, err)
 	}
@@ -176,8 +176,8 @@ func (s *Store) compact() error {
 			n++
 		}
 	}
-	if err := writeFileAtomic(s.path, buf.Bytes()); err != nil {
-		return err
+	if err := atomicfile.Write("", filepath.Dir(s.path), filepath.Base(s.path), buf.Bytes()); err != nil {
+		return fmt.Errorf("hoststat: %w", err)
 	}
 	f, err := os.OpenFile(s.path, os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {

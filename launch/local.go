@@ -9,10 +9,13 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
+
+	"msched/atomicfile"
 )
 
 // A Launcher starts jobs. Start returns once the job's shepherd runs (not
@@ -226,7 +229,10 @@ func (h *localHandle) outcome() (Result, error) {
 		ws.Signaled() && ws.Signal() == syscall.SIGTERM {
 		res = Result{EndedAt: time.Now(), ExitStatus: -1, Reason: "cancelled"}
 		data, _ := json.MarshalIndent(res, "", "  ")
-		return res, writeFileAtomic(h.spec.ResultPath, append(data, '\n'))
+		if err := atomicfile.Write("", filepath.Dir(h.spec.ResultPath), filepath.Base(h.spec.ResultPath), append(data, '\n')); err != nil {
+			return res, fmt.Errorf("launch: %w", err)
+		}
+		return res, nil
 	}
 	if rec, err := ReadPidFile(h.spec.PidPath); err == nil {
 		killOrphans(rec)

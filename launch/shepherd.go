@@ -197,7 +197,10 @@ func writeResult(spec Spec, data []byte) error {
 			// fall through: a temporary of our own
 		}
 	}
-	return writeFileAtomic(spec.ResultPath, data)
+	if err := atomicfile.Write("", dir, name, data); err != nil {
+		return fmt.Errorf("launch: %w", err)
+	}
+	return nil
 }
 
 // fail leaves err where the run daemon's operator can find it: the
@@ -334,7 +337,7 @@ func lockPidFile(path string) (*os.File, error) {
 	if err != nil {
 		return nil, fmt.Errorf("launch: %w", err)
 	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+	if err := atomicfile.TryLock(f, 0); err != nil {
 		f.Close()
 		if err == syscall.EWOULDBLOCK {
 			return nil, fmt.Errorf("%w: %s", ErrBusy, path)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -132,7 +133,7 @@ func (h *Heart) write(now time.Time, stopped bool) error {
 	if err != nil {
 		return err
 	}
-	if err := atomicfile.WriteNoDirSync(h.stage, h.dir, heartbeatFile(h.b.Daemon), data); err != nil {
+	if err := atomicfile.WriteNoSync(h.stage, h.dir, heartbeatFile(h.b.Daemon), data); err != nil {
 		return fmt.Errorf("spool: heartbeat: %w", err)
 	}
 	h.last = now
@@ -163,7 +164,10 @@ func (s *Spool) Health(now time.Time) ([]Health, error) {
 	for _, d := range Daemons {
 		h := Health{Daemon: string(d), State: HealthNever}
 		b, err := readBeat(filepath.Join(s.Path(DirDB), heartbeatFile(string(d))))
-		if errors.Is(err, os.ErrNotExist) {
+		if errors.Is(err, os.ErrNotExist) || errors.Is(err, errDamagedBeat) {
+			// A beat is not fsynced (Heart.Beat): after a crash of the
+			// machine it may be empty or partial, which says no more than
+			// no beat. The daemon's first beat replaces it.
 			out = append(out, h)
 			continue
 		}
@@ -190,6 +194,9 @@ func (s *Spool) Health(now time.Time) ([]Health, error) {
 	return out, nil
 }
 
+// errDamagedBeat is a heartbeat file that does not parse.
+var errDamagedBeat = errors.New("damaged")
+
 // readBeat reads a heartbeat file: the daemons' own, small, in db/ (which
 // only they write), so it is read whole with a bound.
 func readBeat(path string) (*Beat, error) {
@@ -200,12 +207,12 @@ func readBeat(path string) (*Beat, error) {
 	defer f.Close()
 	buf := make([]byte, 4096)
 	n, err := f.Read(buf)
-	if err != nil {
+	if err != nil && !(errors.Is(err, io.EOF) && n == 0) {
 		return nil, fmt.Errorf("spool: heartbeat %s: %w", filepath.Base(path), err)
 	}
 	var b Beat
 	if err := json.Unmarshal(buf[:n], &b); err != nil {
-		return nil, fmt.Errorf("spool: heartbeat %s: %w", filepath.Base(path), err)
+		return nil, fmt.Errorf("spool: heartbeat %s: %w: %v", filepath.Base(path), errDamagedBeat, err)
 	}
 	return &b, nil
 }

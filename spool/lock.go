@@ -9,6 +9,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"msched/atomicfile"
 )
 
 // ErrDaemonRunning is returned (wrapped) by LockDaemon when another daemon of
@@ -18,27 +20,6 @@ var ErrDaemonRunning = errors.New("already running on this spool")
 // lockWait is how long LockDaemon waits for a held lock before it reports
 // ErrDaemonRunning.
 var lockWait = 2 * time.Second
-
-// lockPoll is the pause between TryLock's attempts.
-const lockPoll = 10 * time.Millisecond
-
-// TryLock takes an exclusive flock(2) on f, trying again for up to wait
-// while it is held (see LockDaemon for why a lock can look held briefly
-// after its holder let it go). It returns syscall.EWOULDBLOCK if the lock
-// is still held after wait.
-func TryLock(f *os.File, wait time.Duration) error {
-	deadline := time.Now().Add(wait)
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
-		switch {
-		case err == syscall.EINTR:
-		case errors.Is(err, syscall.EWOULDBLOCK) && time.Now().Before(deadline):
-			time.Sleep(lockPoll)
-		default:
-			return err
-		}
-	}
-}
 
 // LockDaemon makes sure only one daemon of each kind works on the spool: two
 // run daemons would both start a job and fight over its file (the ownership
@@ -63,7 +44,7 @@ func (s *Spool) LockDaemon(name string) (release func() error, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("spool: lock %s: %w", name, err)
 	}
-	err = TryLock(f, lockWait)
+	err = atomicfile.TryLock(f, lockWait)
 	if err != nil {
 		defer f.Close()
 		if errors.Is(err, syscall.EWOULDBLOCK) {

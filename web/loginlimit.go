@@ -9,7 +9,7 @@ import (
 	"slices"
 	"time"
 
-	"msched/spool"
+	"msched/atomicfile"
 )
 
 // Login rate limits. Each login attempt counts as a failure before the
@@ -106,7 +106,7 @@ func (h *handler) withLogins(f func(m map[string]failures)) error {
 		return fmt.Errorf("web: logins: %w", err)
 	}
 	defer lk.Close() // releases the lock
-	if err := spool.TryLock(lk, loginLockWait); err != nil {
+	if err := atomicfile.TryLock(lk, loginLockWait); err != nil {
 		return fmt.Errorf("web: logins: lock: %w", err)
 	}
 	path := h.statePath("logins.json")
