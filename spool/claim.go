@@ -263,18 +263,50 @@ func (c *Claim) Job() (*Job, error) {
 // Rejected, …).
 func (c *Claim) Rejection(reason string) *Job {
 	j := &Job{Reason: reason, Original: string(c.Data), Name: c.Name}
-	var loose map[string]any
-	if c.Refused == "" && yaml.Unmarshal(c.Data, &loose) == nil {
-		if v, ok := loose["name"].(string); ok && v != "" {
+	if c.Refused == "" {
+		if v := salvage(c.Data, "name"); v != "" {
 			j.Name = v
 		}
-		if v, ok := loose["notify"].(string); ok {
-			j.Notify = v
-		}
+		j.Notify = salvage(c.Data, "notify")
 	}
 	c.stamp(j)
 	return j
 }
+
+// salvage returns the string value of the top-level field key of a
+// rejected submission, or "". The bytes are a user's and were rejected:
+// they are only parsed (never decoded into Go values, which is where
+// yaml.v3 panics and aliases multiply), within the same bound on items as
+// a submission, and a panic of the parser is caught all the same. A value
+// longer than a field could be is none.
+func salvage(data []byte, key string) (v string) {
+	if separators(data) > maxSeparators {
+		return ""
+	}
+	defer func() {
+		if recover() != nil {
+			v = ""
+		}
+	}()
+	var root yaml.Node
+	if yaml.Unmarshal(data, &root) != nil || len(root.Content) == 0 {
+		return ""
+	}
+	doc := root.Content[0]
+	if doc.Kind != yaml.MappingNode {
+		return ""
+	}
+	for i := 0; i+1 < len(doc.Content); i += 2 {
+		k, val := doc.Content[i], doc.Content[i+1]
+		if k.Kind == yaml.ScalarNode && k.Value == key && val.Kind == yaml.ScalarNode && val.Tag == "!!str" && len(val.Value) <= maxSalvaged {
+			return val.Value
+		}
+	}
+	return ""
+}
+
+// maxSalvaged bounds a name or notify address taken from a rejected file.
+const maxSalvaged = 1024
 
 func (c *Claim) stamp(j *Job) {
 	uid := c.UID
@@ -392,7 +424,7 @@ func (s *Spool) loadClaim(file string) (*Claim, error) {
 		return nil, fmt.Errorf("spool: claim: bad claim file %q", file)
 	}
 	c := &Claim{JID: jid, Name: name, ArrivedAt: arrived, file: file}
-	u, err := readUntrusted(s.tmp, file, MaxJobFile)
+	u, err := readUntrusted(s.tmp, file, s.JobFileLimit())
 	var ue *untrustedError
 	switch {
 	case err == nil:
