@@ -462,6 +462,15 @@ var hostileKinds = []hostileKind{
 	{"not-yaml", false, func(p string, _ []byte) error { return writeNew(p, []byte("command: [\"true\"\n\tname: : :\n")) }},
 	{"binary", false, writeNew},
 	{"empty", false, func(p string, _ []byte) error { return writeNew(p, nil) }},
+	{"merge-key", false, func(p string, _ []byte) error { return writeNew(p, []byte("env: {<<, {0}}\n")) }},
+	{"aliases", false, func(p string, _ []byte) error {
+		// A billion laughs: each level names the last ten times.
+		b := "a0: &a0 [x, x, x, x, x, x, x, x, x, x]\n"
+		for i := 1; i < 12; i++ {
+			b += fmt.Sprintf("a%d: &a%d [*a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d, *a%d]\n", i, i, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1, i-1)
+		}
+		return writeNew(p, []byte(b+"command: [\"true\"]\n"))
+	}},
 	{"no-command", false, func(p string, _ []byte) error {
 		return writeNew(p, []byte("name: "+filepath.Base(p)+"\nwalltime: 1m\n"))
 	}},

@@ -24,8 +24,9 @@ spool under $TMPDIR with --slots local hosts, and submits --jobs jobs at --rate
 per second, each of which appends "JID name" to a log when it runs and sleeps
 up to --job-time. Among them it drops --bad hostile files into submitted/: a
 symbolic link, a FIFO, a directory, a 4 MiB file, a 10,000-deep nesting, bad
-YAML, random bytes, an empty file, a job without a command, one naming a user,
-a 240-byte name, and a job written in place in pieces (which must still run).
+YAML, random bytes, an empty file, a merge key that made yaml.v3 panic, a
+billion laughs of aliases, a job without a command, one naming a user, a
+240-byte name, and a job written in place in pieces (which must still run).
 
 Meanwhile it sends --kills SIGKILLs at random instants, each to a random
 daemon, a random running job's shepherd, or run and a shepherd together; a
