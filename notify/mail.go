@@ -8,10 +8,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net/mail"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -68,9 +70,19 @@ var DefaultRetry = Retry{First: 30 * time.Second, MaxDelay: time.Hour, Attempts:
 
 // Where a Mailer keeps its state under the spool's db/ directory.
 const (
-	MailQueueDir = "mailq"               // one JSON file per report not yet delivered
+	MailQueueDir = "mailq"               // one JSON file per report not yet delivered, <JID>.json
+	MailSentDir  = "mailq/sent"          // an empty file per report done with (mailed or given up), <JID>
 	MailFailures = "mail-failures.jsonl" // one MailFailure per report given up
 )
+
+// SentKeep is how long a report's mark in MailSentDir is kept. The mark
+// makes a report handed over again (by a reaper killed after Notify and
+// before it removed the job) a no-op; such a reaper hands it over again
+// at its next start, so the mark must outlive any reasonable downtime.
+const SentKeep = 7 * 24 * time.Hour
+
+// sweepEvery is how often marks older than SentKeep are removed.
+const sweepEvery = time.Hour
 
 // MailFailure is a line of db/mail-failures.jsonl: a report that was not
 // delivered, and why.
@@ -86,33 +98,43 @@ type MailFailure struct {
 }
 
 // A Mailer is the Notifier that mails reports through SMTP. Notify only
-// queues: it writes the message to db/mailq/ (spool.WriteAtomic) and
-// returns, so the reaper never waits for a mail server. One goroutine,
-// started by OpenMailer and stopped by Close, delivers the queue in order of
-// due time, one message at a time, and retries temporary failures (see
-// Retry). A 5xx reply is permanent and not retried, except the AUTH
-// rejections of authRejected.
+// queues: it writes the message to db/mailq/<JID>.json (spool.WriteAtomic:
+// the file and the directory fsynced) and returns, so the reaper never
+// waits for a mail server, and a report handed over is on disk before the
+// reaper removes its job. One goroutine, started by OpenMailer and stopped
+// by Close, delivers from the queue directory itself (there is no queue in
+// memory: what is in db/mailq/ is what will be sent), in order of due time,
+// one message at a time, and retries temporary failures (see Retry). A 5xx
+// reply is permanent and not retried, except the AUTH rejections of
+// authRejected.
 //
 // db/mailq/ belongs to the one reaper of a spool: a second Mailer on the
 // same directory would send its messages twice. The queue is what makes
 // retries survive a restart; it holds the message as queued (report, Date,
 // Message-ID, attempts, next attempt), so a retried message is the same
-// message. Delivery is at least once: a crash or Close after the server took
-// the message and before its file is removed sends it again at the next
-// start, with the same Message-ID.
+// message. One file per JID, and a mark in db/mailq/sent/ for SentKeep
+// once it is mailed or given up: a report handed over again (by a reaper
+// restarted between handing it over and removing the job) while its JID's
+// file is queued or marked is not queued twice. Delivery is at least once:
+// a crash or Close after the server took the message and before its mark
+// is written sends it again at the next start, with the same Message-ID.
 type Mailer struct {
 	cfg   MailConfig
 	queue string // db/mailq
 	fails string // db/mail-failures.jsonl
 	log   *slog.Logger
 
-	mu      sync.Mutex
-	pending map[string]*queued // by file name
-	closed  bool
+	mu     sync.Mutex
+	closed bool
 
 	kick   chan struct{}
 	cancel context.CancelFunc
 	done   chan struct{}
+
+	// Touched by the delivering goroutine only.
+	bad       map[string]bool      // unreadable queue files, logged once
+	notBefore map[string]time.Time // deferrals whose queue file could not be rewritten
+	swept     time.Time            // last removal of old marks
 }
 
 // queued is a file in db/mailq/.
@@ -126,8 +148,8 @@ type queued struct {
 	LastError string    `json:"last_error,omitempty"`
 }
 
-// OpenMailer checks cfg, loads the reports left in db/mailq/ by an earlier
-// run and starts delivering. dbDir is the spool's db/ directory
+// OpenMailer checks cfg, prepares db/mailq/ (the reports an earlier run left
+// there are delivered like new ones) and starts delivering. dbDir is the spool's db/ directory
 // (Spool.Path(spool.DirDB)); log nil means slog.Default().
 func OpenMailer(cfg MailConfig, dbDir string, log *slog.Logger) (*Mailer, error) {
 	if log == nil {
@@ -138,7 +160,8 @@ func OpenMailer(cfg MailConfig, dbDir string, log *slog.Logger) (*Mailer, error)
 		return nil, err
 	}
 	m := &Mailer{cfg: cfg, queue: filepath.Join(dbDir, MailQueueDir), fails: filepath.Join(dbDir, MailFailures),
-		log: log, pending: map[string]*queued{}, kick: make(chan struct{}, 1), done: make(chan struct{})}
+		log: log, kick: make(chan struct{}, 1), done: make(chan struct{}),
+		bad: map[string]bool{}, notBefore: map[string]time.Time{}}
 	if err := m.load(); err != nil {
 		return nil, err
 	}
@@ -222,33 +245,50 @@ func (r Retry) delay(n int) time.Duration {
 	return min(d, r.MaxDelay)
 }
 
-// Notify queues r for mailing and returns once the queue file is on disk.
-// It does not wait for the server, and it ignores ctx: the reaper hands
-// over its last reports with a context already done when it stops, and a
-// queued report is mailed at the next start. A report whose To is a bare
-// user name (the job named no notify address) is not mailed: nil, and a
-// log line.
+// Notify queues r for mailing and returns once its queue file is on disk
+// (file and directory fsynced): the reaper removes the job after this. It
+// does not wait for the server, and it ignores ctx: the reaper hands over
+// its last reports with a context already done when it stops, and a
+// queued report is mailed at the next start.
+//
+// An error means the report is not queued, and the reaper keeps the job to
+// hand it over again. A report that can never be mailed is not an error:
+// one whose To is a bare user name (the job named no notify address) is
+// logged; one whose address is malformed is recorded in MailFailures as
+// permanent, like a report the server refused.
 func (m *Mailer) Notify(_ context.Context, r Report) error {
 	if !strings.Contains(r.To, "@") {
 		m.log.Info("report not mailed: the job names no mail address", "jid", r.JID, "to", r.To)
 		return nil
 	}
 	now := time.Now()
-	e := &queued{Date: now, Report: r, Next: now,
+	e := &queued{file: queueFile(r.JID), Date: now, Report: r, Next: now,
 		MessageID: fmt.Sprintf("msched.%s.%d.%s@%s", safeName(r.JID), now.UnixNano(), randHex(4), m.cfg.Hostname)}
-	e.file = fmt.Sprintf("%s-%d.json", safeName(r.JID), now.UnixNano())
-	if _, err := m.message(e); err != nil { // a bad To is refused now, not retried
-		return err
+	if _, err := m.message(e); err != nil { // a bad To: refused now, never retried
+		m.log.Error("report not mailed: bad address", "jid", r.JID, "to", r.To, "err", err)
+		return m.record(e, err, true, now)
 	}
 	m.mu.Lock()
-	defer m.mu.Unlock()
-	if m.closed {
+	closed := m.closed
+	m.mu.Unlock()
+	if closed {
 		return errors.New("notify: mail: mailer closed")
+	}
+	// Only Notify creates a JID's file, and the delivering goroutine marks
+	// it done before it removes it: a file or a mark seen here is this
+	// report's, handed over before.
+	for _, p := range []string{filepath.Join(m.queue, e.file), m.sentMark(r.JID)} {
+		switch _, err := os.Lstat(p); {
+		case err == nil:
+			m.log.Info("report already handed over for mailing", "jid", r.JID)
+			return nil
+		case !errors.Is(err, fs.ErrNotExist):
+			return fmt.Errorf("notify: mail: queue: %w", err)
+		}
 	}
 	if err := m.store(e); err != nil {
 		return err
 	}
-	m.pending[e.file] = e
 	select {
 	case m.kick <- struct{}{}:
 	default:
@@ -256,8 +296,16 @@ func (m *Mailer) Notify(_ context.Context, r Report) error {
 	return nil
 }
 
+// queueFile is the name of a JID's file in db/mailq/.
+func queueFile(jid string) string { return safeName(jid) + ".json" }
+
+// sentMark is the path of a JID's mark in db/mailq/sent/.
+func (m *Mailer) sentMark(jid string) string {
+	return filepath.Join(filepath.Dir(m.queue), MailSentDir, safeName(jid))
+}
+
 // Close stops delivering; an attempt in progress is cut off and not
-// counted. What is pending stays in db/mailq/ for the next OpenMailer.
+// counted. What is queued stays in db/mailq/ for the next OpenMailer.
 func (m *Mailer) Close() error {
 	m.mu.Lock()
 	m.closed = true
@@ -267,29 +315,49 @@ func (m *Mailer) Close() error {
 	return nil
 }
 
-// Pending is how many reports wait for delivery.
+// Pending is how many reports wait for delivery: the files in db/mailq/.
 func (m *Mailer) Pending() int {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	return len(m.pending)
+	des, err := os.ReadDir(m.queue)
+	if err != nil {
+		return 0
+	}
+	n := 0
+	for _, de := range des {
+		if isQueueFile(de) {
+			n++
+		}
+	}
+	return n
+}
+
+func isQueueFile(de fs.DirEntry) bool {
+	name := de.Name()
+	return !strings.HasPrefix(name, ".") && strings.HasSuffix(name, ".json") && de.Type().IsRegular()
 }
 
 // run delivers what is due, then sleeps until the next due time or a new
-// report, until ctx is done.
+// report, until ctx is done. Each round reads the queue directory again.
 func (m *Mailer) run(ctx context.Context) {
 	defer close(m.done)
 	t := time.NewTimer(time.Hour)
 	defer t.Stop()
 	for {
-		for ctx.Err() == nil {
-			e := m.due(time.Now())
-			if e == nil {
-				break
+		if time.Since(m.swept) >= sweepEvery {
+			m.swept = time.Now()
+			m.sweep(m.swept.Add(-SentKeep))
+		}
+		due, next := m.scan(time.Now())
+		for _, e := range due {
+			if ctx.Err() != nil {
+				return
 			}
 			m.attempt(ctx, e)
 		}
+		if len(due) > 0 {
+			continue // the attempts took time: look again
+		}
 		t.Stop()
-		if next, ok := m.earliest(); ok {
+		if !next.IsZero() {
 			t.Reset(time.Until(next))
 		}
 		select {
@@ -301,29 +369,59 @@ func (m *Mailer) run(ctx context.Context) {
 	}
 }
 
-// due returns the pending report that is most overdue at now, if any.
-func (m *Mailer) due(now time.Time) *queued {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var best *queued
-	for _, e := range m.pending {
-		if !e.Next.After(now) && (best == nil || e.Next.Before(best.Next)) {
-			best = e
+// scan reads db/mailq/: the reports due at now, most overdue first, and
+// when the next of the others is due (zero: none). A file that does not
+// read is logged once and left for a human.
+func (m *Mailer) scan(now time.Time) (due []*queued, next time.Time) {
+	des, err := os.ReadDir(m.queue)
+	if err != nil {
+		m.log.Error("cannot read the mail queue", "err", err)
+		return nil, now.Add(m.cfg.Retry.First)
+	}
+	seen := make(map[string]bool, len(des))
+	for _, de := range des {
+		if !isQueueFile(de) {
+			continue
+		}
+		name := de.Name()
+		seen[name] = true
+		b, err := os.ReadFile(filepath.Join(m.queue, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		e := &queued{file: name}
+		if err == nil {
+			err = json.Unmarshal(b, e)
+		}
+		if err != nil {
+			if !m.bad[name] {
+				m.log.Error("unreadable mail queue file left in place", "file", name, "err", err)
+				m.bad[name] = true
+			}
+			continue
+		}
+		delete(m.bad, name)
+		if nb, ok := m.notBefore[name]; ok && nb.After(e.Next) {
+			e.Next = nb
+		}
+		if !e.Next.After(now) {
+			due = append(due, e)
+		} else if next.IsZero() || e.Next.Before(next) {
+			next = e.Next
 		}
 	}
-	return best
-}
-
-func (m *Mailer) earliest() (time.Time, bool) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	var t time.Time
-	for _, e := range m.pending {
-		if t.IsZero() || e.Next.Before(t) {
-			t = e.Next
+	for name := range m.notBefore {
+		if !seen[name] {
+			delete(m.notBefore, name)
 		}
 	}
-	return t, !t.IsZero()
+	for name := range m.bad {
+		if !seen[name] {
+			delete(m.bad, name)
+		}
+	}
+	sort.Slice(due, func(a, b int) bool { return due[a].Next.Before(due[b].Next) })
+	return due, next
 }
 
 // attempt tries e once and then removes it (delivered, or given up) or
@@ -349,12 +447,12 @@ func (m *Mailer) attempt(ctx context.Context, e *queued) {
 		return
 	}
 	log.Warn("report mail deferred", "retry_in", wait, "err", err)
-	m.mu.Lock()
-	defer m.mu.Unlock()
 	e.LastError, e.Next = err.Error(), now.Add(wait)
 	if err := m.store(e); err != nil {
-		// Kept in memory: retried while this process lives.
+		// The file keeps its earlier attempt: this process waits anyway,
+		// and a restart tries again at once.
 		log.Error("cannot update mail queue file", "err", err)
+		m.notBefore[e.file] = e.Next
 	}
 }
 
@@ -362,18 +460,52 @@ func (m *Mailer) attempt(ctx context.Context, e *queued) {
 // crash in between retries it once more at the next start rather than
 // losing the record.
 func (m *Mailer) giveUp(e *queued, cause error, perm bool, now time.Time) {
-	rec, _ := json.Marshal(MailFailure{At: now.UTC(), JID: e.Report.JID, To: e.Report.To, Subject: e.Report.Subject,
-		MessageID: e.MessageID, Attempts: e.Attempts, Permanent: perm, Error: cause.Error()})
-	if err := appendLine(m.fails, rec); err != nil {
+	if err := m.record(e, cause, perm, now); err != nil {
 		m.log.Error("cannot record mail failure", "jid", e.Report.JID, "err", err)
 	}
 	m.remove(e)
 }
 
+// record appends e's MailFailure to mail-failures.jsonl.
+func (m *Mailer) record(e *queued, cause error, perm bool, now time.Time) error {
+	rec, _ := json.Marshal(MailFailure{At: now.UTC(), JID: e.Report.JID, To: e.Report.To, Subject: e.Report.Subject,
+		MessageID: e.MessageID, Attempts: e.Attempts, Permanent: perm, Error: cause.Error()})
+	if err := appendLine(m.fails, rec); err != nil {
+		return fmt.Errorf("notify: mail: %w", err)
+	}
+	return nil
+}
+
+// sweep removes the marks of reports done with before cutoff.
+func (m *Mailer) sweep(cutoff time.Time) {
+	dir := filepath.Dir(m.sentMark("x"))
+	des, err := os.ReadDir(dir)
+	if err != nil {
+		m.log.Warn("mail queue: sent marks", "err", err)
+		return
+	}
+	for _, de := range des {
+		if fi, err := de.Info(); err == nil && fi.ModTime().Before(cutoff) {
+			_ = os.Remove(filepath.Join(dir, de.Name()))
+		}
+	}
+}
+
+// remove marks e done with and removes its queue file: a crash between
+// the two leaves both, and the report is tried again (at least once).
 func (m *Mailer) remove(e *queued) {
-	m.mu.Lock()
-	delete(m.pending, e.file)
-	m.mu.Unlock()
+	mark := m.sentMark(e.Report.JID)
+	f, err := os.OpenFile(mark, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
+	if err == nil {
+		err = f.Close()
+	}
+	if err == nil {
+		err = atomicfile.SyncDir(filepath.Dir(mark))
+	}
+	if err != nil {
+		// Without the mark a report handed over again is sent again.
+		m.log.Warn("mail queue: cannot mark report done", "jid", e.Report.JID, "err", err)
+	}
 	if err := os.Remove(filepath.Join(m.queue, e.file)); err != nil && !os.IsNotExist(err) {
 		m.log.Error("cannot remove mail queue file", "file", e.file, "err", err)
 		return
@@ -385,7 +517,7 @@ func (m *Mailer) remove(e *queued) {
 	}
 }
 
-// store writes e's queue file; the caller holds m.mu.
+// store writes e's queue file.
 func (m *Mailer) store(e *queued) error {
 	b, err := json.MarshalIndent(e, "", "  ")
 	if err != nil {
@@ -403,10 +535,10 @@ func (m *Mailer) store(e *queued) error {
 // root; the queue must not be a way around that).
 const queuePerm = 0o700
 
-// load reads db/mailq/. Staging files of spool.WriteAtomic (dot-files) left
-// by a crash are removed; an unreadable file is logged and left for a human.
+// load prepares db/mailq/: staging files of spool.WriteAtomic (dot-files)
+// left by a crash are removed; the queue files themselves are read by run.
 func (m *Mailer) load() error {
-	if err := os.MkdirAll(m.queue, queuePerm); err != nil {
+	if err := os.MkdirAll(filepath.Dir(m.sentMark("x")), queuePerm); err != nil {
 		return fmt.Errorf("notify: mail: %w", err)
 	}
 	if err := os.Chmod(m.queue, queuePerm); err != nil { // made 0755 by earlier versions
@@ -417,27 +549,12 @@ func (m *Mailer) load() error {
 		return fmt.Errorf("notify: mail: %w", err)
 	}
 	for _, de := range des {
-		name := de.Name()
-		switch {
-		case strings.HasPrefix(name, "."):
-			_ = os.Remove(filepath.Join(m.queue, name))
-			continue
-		case de.IsDir() || !strings.HasSuffix(name, ".json"):
-			continue
+		if strings.HasPrefix(de.Name(), ".") {
+			_ = os.Remove(filepath.Join(m.queue, de.Name()))
 		}
-		b, err := os.ReadFile(filepath.Join(m.queue, name))
-		e := &queued{file: name}
-		if err == nil {
-			err = json.Unmarshal(b, e)
-		}
-		if err != nil {
-			m.log.Error("unreadable mail queue file left in place", "file", name, "err", err)
-			continue
-		}
-		m.pending[name] = e
 	}
-	if n := len(m.pending); n > 0 {
-		m.log.Info("mail queue loaded", "pending", n)
+	if n := m.Pending(); n > 0 {
+		m.log.Info("mail queue found", "pending", n)
 	}
 	return nil
 }

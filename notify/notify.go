@@ -20,9 +20,16 @@ type Report struct {
 }
 
 // A Notifier delivers a report to its user (mail, a chat hook, …). The
-// reaper calls it after the report file is written and logs its errors: a
-// failed notification never keeps a job from being reaped, because the
-// report file is the durable record.
+// reaper calls it after the report file and the accounting record are
+// written and before it removes the job file, so Notify must make the
+// notification durable and return, not deliver it: the Mailer writes its
+// queue file and returns. An error means the notification is not durable:
+// the reaper keeps the job file and hands the report over again at its next
+// scan (a reaper killed after Notify returned and before the removal does
+// the same at its next start, so a Notifier may see a report twice).
+// A notification that can never be delivered (a malformed address) is not
+// an error: the Notifier records it and returns nil, since handing it over
+// again cannot help. The report file is the durable record either way.
 type Notifier interface {
 	Notify(ctx context.Context, r Report) error
 }
