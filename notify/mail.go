@@ -401,6 +401,12 @@ func (m *Mailer) scan(now time.Time) (due []*queued, next time.Time) {
 			continue
 		}
 		delete(m.bad, name)
+		if _, err := os.Lstat(m.sentMark(e.Report.JID)); err == nil {
+			// Marked done with, and its removal failed or was cut off by
+			// a crash: removed now, not sent again.
+			m.removeFile(e)
+			continue
+		}
 		if nb, ok := m.notBefore[name]; ok && nb.After(e.Next) {
 			e.Next = nb
 		}
@@ -506,6 +512,11 @@ func (m *Mailer) remove(e *queued) {
 		// Without the mark a report handed over again is sent again.
 		m.log.Warn("mail queue: cannot mark report done", "jid", e.Report.JID, "err", err)
 	}
+	m.removeFile(e)
+}
+
+// removeFile removes e's queue file.
+func (m *Mailer) removeFile(e *queued) {
 	if err := os.Remove(filepath.Join(m.queue, e.file)); err != nil && !os.IsNotExist(err) {
 		m.log.Error("cannot remove mail queue file", "file", e.file, "err", err)
 		return
