@@ -61,17 +61,17 @@ type Record struct {
 	ActualSeconds    *float64  `json:"actual_seconds,omitempty"`
 	ExitStatus       *int      `json:"exit_status,omitempty"`
 	Signal           string    `json:"signal,omitempty"`
-	State            string    `json:"state"` // exited or rejected
+	State            string    `json:"state"` // spool.Outcome: exited (from finished/) or rejected
 	Reason           string    `json:"reason,omitempty"`
 	Attempts         int       `json:"attempts,omitempty"`
 	Cancelled        bool      `json:"cancelled,omitempty"`
 	SWFStatus        int       `json:"swf_status"`
 }
 
-// NewRecord is the accounting record of a job in exited/ or rejected/.
+// NewRecord is the accounting record of a job in finished/ or rejected/.
 func NewRecord(j *spool.Job) Record {
 	r := Record{JID: j.JID, Name: j.Name, User: j.User, SubmittedAt: j.SubmittedAt,
-		State: string(j.State()), Reason: j.Reason, Cancelled: j.CancelRequested || j.Reason == "cancelled"}
+		State: spool.Outcome(j.State()), Reason: j.Reason, Cancelled: j.CancelRequested || j.Reason == "cancelled"}
 	if len(j.Command) > 0 {
 		r.Executable = j.Command[0]
 	}
@@ -96,7 +96,7 @@ func NewRecord(j *spool.Job) Record {
 	switch {
 	case r.Cancelled:
 		r.SWFStatus = swfCancelled
-	case r.State == string(spool.Exited) && r.ExitStatus != nil && *r.ExitStatus == 0 && r.Reason == "":
+	case r.State == spool.OutcomeExited && r.ExitStatus != nil && *r.ExitStatus == 0 && r.Reason == "":
 		r.SWFStatus = swfCompleted
 	default:
 		r.SWFStatus = swfFailed

@@ -413,14 +413,14 @@ func TestCancel_OnlyOwnerOrRoot(t *testing.T) {
 func TestReport_OwnedByUser(t *testing.T) {
 	asRoot(t)
 	sp := newTestSpool(t)
-	ran := exitedJob(t, sp)
-	j, err := sp.Read(spool.Exited, ran)
+	ran := finishedJob(t, sp)
+	j, err := sp.Read(spool.Finished, ran)
 	if err != nil {
 		t.Fatal(err)
 	}
 	j.UID = ptr(attacker)
 	b, _ := j.Marshal()
-	if err := spool.WriteAtomic(sp.Dir(spool.Exited), ran, b); err != nil {
+	if err := spool.WriteAtomic(sp.Dir(spool.Finished), ran, b); err != nil {
 		t.Fatal(err)
 	}
 	bad := putJob(t, sp, spool.Rejected, &spool.Job{Name: "bad", Reason: "bad.yaml:1: nope", Original: "nope\n", UID: ptr(other),
@@ -434,7 +434,7 @@ func TestReport_OwnedByUser(t *testing.T) {
 		want[byName] = 65534
 	}
 	stop := startDaemon(t, (&Reaper{Env: testEnv(t, sp)}).Run)
-	eventually(t, "all reaped", func() bool { return jobsIn(t, sp, spool.Exited)+jobsIn(t, sp, spool.Rejected) == 0 })
+	eventually(t, "all reaped", func() bool { return jobsIn(t, sp, spool.Finished)+jobsIn(t, sp, spool.Rejected) == 0 })
 	stop()
 	for jid, uid := range want {
 		p := filepath.Join(sp.Path(spool.DirReports), jid+".txt")

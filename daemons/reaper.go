@@ -14,7 +14,7 @@ import (
 	"msched/spool"
 )
 
-// Reaper is the reaper daemon: for each job in exited/ and rejected/ it
+// Reaper is the reaper daemon: for each job in finished/ and rejected/ it
 // writes the report to spool/reports/<JID>.txt, appends one accounting
 // record (db/accounting.swf and db/accounting.jsonl), hands the report to
 // the Notifier, and removes the job file. It also removes cancel requests
@@ -22,21 +22,18 @@ import (
 //
 // The steps are idempotent, so a crash between any two of them costs
 // nothing: the job file is removed last, and reaping it again rewrites the
-// same report and adds no second accounting record. Notifications are sent
-// from a queue so that a slow mail server never holds up reaping: a job
-// reaped twice because of a crash may be notified twice, and a crash may
-// lose notifications still queued; the report file is the durable record.
+// same report and adds no second accounting record. The Notifier makes a
+// notification durable (the Mailer: its queue file) before the job file
+// goes, so a crash loses none; a job reaped twice because of a crash may be
+// notified twice. The reaper also applies the Retention limits (retention.go).
 type Reaper struct {
 	Env
-	Notifier notify.Notifier // nil: reports are only written to files
+	Notifier  notify.Notifier // nil: reports are only written to files
+	Retention Retention       // zero: everything is kept for ever
 }
 
-// Bounds on notifications: how long one may take, and how many may wait.
-// A full queue drops the notification with a log line rather than block.
-const (
-	NotifyTimeout = time.Minute
-	notifyQueue   = 1024
-)
+// NotifyTimeout bounds one call of the Notifier, which only queues.
+const NotifyTimeout = time.Minute
 
 // cleanEvery is how often the reaper removes staging files left by writers
 // that crashed (spool.CleanTmp), and staleTmp how old they must be: far
@@ -46,14 +43,17 @@ const (
 	staleTmp   = 10 * time.Minute
 )
 
-// Run serves exited/ and rejected/ until ctx is done.
+// Run serves finished/ and rejected/ until ctx is done.
 //
-// Recovery at start: nothing moves out of exited/ or rejected/, so no move
+// Recovery at start: nothing moves out of finished/ or rejected/, so no move
 // of the reaper's can be cut in half and there is nothing for
 // spool.Recover to complete. A crash can only have stopped the reaper
 // between the steps of one reap, which the first scan repeats (see Reaper).
 // What the reaper must know before that scan is which JIDs the accounting
-// log already holds: it reads them from the log (openAccounting).
+// log already holds: it reads them from the log (openAccounting). A spool
+// written by an older msched may hold jobs in exited/, where sched put
+// them for the reaper then: they are moved to finished/ first
+// (spool.RecoverExited), or they would never be reported.
 func (d *Reaper) Run(ctx context.Context) error {
 	log := d.logger("reaper")
 	release, err := d.Spool.LockDaemon("reaper")
@@ -62,31 +62,21 @@ func (d *Reaper) Run(ctx context.Context) error {
 	}
 	defer release()
 	sp := d.Spool.As(spool.Reaper)
+	moved, err := sp.RecoverExited()
+	if err != nil {
+		return fmt.Errorf("daemons: reaper: recovery: %w", err)
+	}
+	if len(moved) > 0 {
+		log.Info("recovered jobs an older msched left in exited/; reported from finished/", "count", len(moved))
+	}
 	acct, err := openAccounting(sp.Path(spool.DirDB))
 	if err != nil {
 		return fmt.Errorf("daemons: reaper: %w", err)
 	}
 	defer acct.close()
-
-	var queue chan notify.Report
-	var wg sync.WaitGroup
-	if d.Notifier != nil {
-		queue = make(chan notify.Report, notifyQueue)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for rep := range queue {
-				nctx, cancel := context.WithTimeout(ctx, NotifyTimeout)
-				if err := d.Notifier.Notify(nctx, rep); err != nil {
-					log.Error("notification failed; the report is in reports/", "jid", rep.JID, "to", rep.To, "err", err)
-				}
-				cancel()
-			}
-		}()
-		defer func() { close(queue); wg.Wait() }()
-	}
-	rp := &reaping{sp: sp, log: log, acct: acct, queue: queue, bad: map[string]bool{}}
-	d.serve(ctx, log, []spool.State{spool.Exited, spool.Rejected}, rp.scan)
+	rp := &reaping{sp: sp, log: log, acct: acct, notifier: d.Notifier, retain: &retainer{Retention: d.Retention},
+		bad: map[string]bool{}}
+	d.serve(ctx, log, spool.Removable, rp.scan)
 	return nil
 }
 
@@ -94,7 +84,8 @@ type reaping struct {
 	sp        *spool.Spool
 	log       *slog.Logger
 	acct      *accounting
-	queue     chan notify.Report
+	notifier  notify.Notifier
+	retain    *retainer
 	bad       map[string]bool // unreadable job files already logged
 	lastClean time.Time
 }
@@ -135,14 +126,16 @@ func (rp *reaping) scan(ctx context.Context) error {
 			rp.log.Info("removed stale staging files", "count", n)
 		}
 	}
+	errs = append(errs, rp.retain.apply(ctx, rp.sp, rp.acct, rp.log, time.Now()))
 	return errors.Join(errs...)
 }
 
 // reap reports a batch of jobs and removes them; see Reaper for why each
 // step may be repeated. The steps keep their order for every job (report
 // file, accounting, notification, removal), but each is done for the whole
-// batch at once: reports and removals concurrently, accounting in one
-// append, so that a burst of finished jobs shares its fsyncs.
+// batch at once: reports, notifications and removals concurrently,
+// accounting in one append, so that a burst of finished jobs shares its
+// fsyncs.
 func (rp *reaping) reap(ctx context.Context, jobs []*spool.Job) error {
 	if len(jobs) == 0 || ctx.Err() != nil {
 		return nil
@@ -177,7 +170,7 @@ func (rp *reaping) reap(ctx context.Context, jobs []*spool.Job) error {
 	if err := written.Commit(); err != nil {
 		return errors.Join(errReports, fmt.Errorf("daemons: reaper: reports: %w", err))
 	}
-	// Account in the scan's order (exited, then rejected, each by JID), not
+	// Account in the scan's order (finished, then rejected, each by JID), not
 	// in the order the concurrent report writes finished.
 	pos := make(map[*spool.Job]int, len(jobs))
 	for i, j := range jobs {
@@ -187,25 +180,31 @@ func (rp *reaping) reap(ctx context.Context, jobs []*spool.Job) error {
 	if err := rp.acct.record(done...); err != nil {
 		return errors.Join(errReports, fmt.Errorf("daemons: reaper: %w", err))
 	}
-	for _, j := range done {
-		if rp.queue == nil {
-			break
+	// Handed over before the removal: a job whose notification is not
+	// durable stays, and is reaped again (the steps above repeat harmlessly).
+	var notified []*spool.Job
+	errNotify := each(done, func(j *spool.Job) error {
+		if rp.notifier != nil {
+			nctx, cancel := context.WithTimeout(ctx, NotifyTimeout)
+			defer cancel()
+			if err := rp.notifier.Notify(nctx, reps[j]); err != nil {
+				return fmt.Errorf("daemons: reaper: %s kept for its notification: %w", j.JID, err)
+			}
 		}
-		select {
-		case rp.queue <- reps[j]:
-		default:
-			rp.log.Error("notification queue full; notification dropped, the report is in reports/", "jid", j.JID)
-		}
-	}
+		mu.Lock()
+		defer mu.Unlock()
+		notified = append(notified, j)
+		return nil
+	})
 	batch := rp.sp.Batch()
-	errRemove := each(done, func(j *spool.Job) error {
+	errRemove := each(notified, func(j *spool.Job) error {
 		if err := batch.Remove(j); err != nil && !errors.Is(err, spool.ErrNotFound) {
 			return fmt.Errorf("daemons: reaper: %w", err)
 		}
 		rp.log.Info("reaped", "jid", j.JID, "state", j.State(), "subject", reps[j].Subject)
 		return nil
 	})
-	return errors.Join(errReports, errRemove, batch.Commit())
+	return errors.Join(errReports, errNotify, errRemove, batch.Commit())
 }
 
 // reportOwner says whom a report is for. A report carries the job's output
@@ -229,7 +228,7 @@ func reportOwner(j *spool.Job) (uid int, private bool) {
 }
 
 // controls removes cancel requests that no daemon will act on: their job is
-// in exited/ or rejected/ (too late to cancel) or nowhere (reaped, or a JID
+// in finished/ or rejected/ (too late to cancel) or nowhere (reaped, or a JID
 // never given out), or the sender may not cancel it (only its owner or
 // root may; logged with who tried). spool.Find looks twice, so a job moving
 // between states is not taken for gone.
@@ -241,7 +240,7 @@ func (rp *reaping) controls() error {
 	for _, c := range cs {
 		st, j, err := rp.sp.Find(c.JID)
 		switch {
-		case errors.Is(err, spool.ErrNotFound), err == nil && (st == spool.Exited || st == spool.Rejected):
+		case errors.Is(err, spool.ErrNotFound), err == nil && slices.Contains(spool.Removable, st):
 			if err := rp.sp.DoneControl(c); err != nil {
 				return err
 			}

@@ -32,15 +32,15 @@ func TestReaper_ResumesAfterDiskFull(t *testing.T) {
 			}
 		}
 	}})
-	// The job file, written while there is space, arrives in exited/ by a
+	// The job file, written while there is space, arrives in finished/ by a
 	// rename once the disk is full (a rename needs no block).
 	staged := filepath.Join(t.TempDir(), "staged")
 	stagedSp, err := spool.Create(staged)
 	if err != nil {
 		t.Fatal(err)
 	}
-	jid := exitedJob(t, stagedSp)
-	job, err := os.ReadFile(filepath.Join(stagedSp.Dir(spool.Exited), jid))
+	jid := finishedJob(t, stagedSp)
+	job, err := os.ReadFile(filepath.Join(stagedSp.Dir(spool.Finished), jid))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +50,7 @@ func TestReaper_ResumesAfterDiskFull(t *testing.T) {
 	}
 	startDaemon(t, (&Reaper{Env: env}).Run)
 	free := diskfull.Fill(t, fs)
-	if err := os.Rename(tmp, filepath.Join(sp.Dir(spool.Exited), jid)); err != nil {
+	if err := os.Rename(tmp, filepath.Join(sp.Dir(spool.Finished), jid)); err != nil {
 		t.Fatal(err)
 	}
 	select {
@@ -58,12 +58,12 @@ func TestReaper_ResumesAfterDiskFull(t *testing.T) {
 	case <-time.After(waitBound):
 		t.Fatal("the reaper did not fail on the full disk")
 	}
-	if jobsIn(t, sp, spool.Exited) != 1 {
+	if jobsIn(t, sp, spool.Finished) != 1 {
 		t.Fatal("reaped on a full disk?")
 	}
 	free()
 	begin := time.Now()
-	for deadline := begin.Add(5 * time.Second); jobsIn(t, sp, spool.Exited) != 0; time.Sleep(10 * time.Millisecond) {
+	for deadline := begin.Add(5 * time.Second); jobsIn(t, sp, spool.Finished) != 0; time.Sleep(10 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			t.Fatalf("not reaped %v after space came back", time.Since(begin).Round(time.Millisecond))
 		}

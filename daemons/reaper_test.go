@@ -33,9 +33,9 @@ func (r *recorder) count() int {
 	return len(r.reps)
 }
 
-// exitedJob is a job that ran 8 s against a prediction of 10 s and left
+// finishedJob is a job that ran 8 s against a prediction of 10 s and left
 // its stdout in spool/output.
-func exitedJob(t *testing.T, sp *spool.Spool) string {
+func finishedJob(t *testing.T, sp *spool.Spool) string {
 	t.Helper()
 	sub := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
 	zero := 0
@@ -44,7 +44,7 @@ func exitedJob(t *testing.T, sp *spool.Spool) string {
 		Model:    &spool.Model{Name: "particles", Params: map[string]float64{"N": 20000}},
 		Schedule: &spool.Schedule{Hosts: []string{"h0", "h1"}, PredictedSeconds: 10},
 		Run:      &spool.RunInfo{StartedAt: sub.Add(5 * time.Second), EndedAt: sub.Add(13 * time.Second), ExitStatus: &zero, Attempts: 1}}
-	jid := putJob(t, sp, spool.Exited, j)
+	jid := putJob(t, sp, spool.Finished, j)
 	out, _ := notify.CapturedPaths(sp.Path(spool.DirOutput), jid)
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		t.Fatal(err)
@@ -88,11 +88,11 @@ func accountingLines(t *testing.T, sp *spool.Spool) (recs []Record, swf [][]stri
 
 func TestReaper_ReportsAccountsAndRemoves(t *testing.T) {
 	sp := newTestSpool(t)
-	ok, bad := exitedJob(t, sp), rejectedJob(t, sp)
+	ok, bad := finishedJob(t, sp), rejectedJob(t, sp)
 	rec := &recorder{}
 	stop := startDaemon(t, (&Reaper{Env: testEnv(t, sp), Notifier: rec}).Run)
 	eventually(t, "both reaped and notified", func() bool {
-		return jobsIn(t, sp, spool.Exited)+jobsIn(t, sp, spool.Rejected) == 0 && rec.count() == 2
+		return jobsIn(t, sp, spool.Finished)+jobsIn(t, sp, spool.Rejected) == 0 && rec.count() == 2
 	})
 	stop()
 
@@ -142,27 +142,27 @@ func itoa(n int64) string { b, _ := json.Marshal(n); return string(b) }
 // cut and written again.
 func TestReaper_CrashWindowAccountsOnce(t *testing.T) {
 	sp := newTestSpool(t)
-	jid := exitedJob(t, sp)
+	jid := finishedJob(t, sp)
 	stop := startDaemon(t, (&Reaper{Env: testEnv(t, sp)}).Run)
-	eventually(t, "reaped", func() bool { return jobsIn(t, sp, spool.Exited) == 0 })
+	eventually(t, "reaped", func() bool { return jobsIn(t, sp, spool.Finished) == 0 })
 	stop()
 
-	exitedJob2 := func() { // the same job file again, as if Remove had not happened
+	finishedJob2 := func() { // the same job file again, as if Remove had not happened
 		zero := 0
 		sub := time.Date(2026, 3, 1, 12, 0, 0, 0, time.UTC)
-		putJob(t, sp, spool.Exited, &spool.Job{JID: jid, Name: "particles", Command: []string{"x"}, SubmittedAt: sub,
+		putJob(t, sp, spool.Finished, &spool.Job{JID: jid, Name: "particles", Command: []string{"x"}, SubmittedAt: sub,
 			Run: &spool.RunInfo{StartedAt: sub, EndedAt: sub.Add(time.Second), ExitStatus: &zero}})
 	}
-	exitedJob2()
+	finishedJob2()
 	stop = startDaemon(t, (&Reaper{Env: testEnv(t, sp)}).Run)
-	eventually(t, "reaped again", func() bool { return jobsIn(t, sp, spool.Exited) == 0 })
+	eventually(t, "reaped again", func() bool { return jobsIn(t, sp, spool.Finished) == 0 })
 	stop()
 	if recs, swf := accountingLines(t, sp); len(recs) != 1 || len(swf) != 1 {
 		t.Fatalf("%d JSON records and %d SWF lines for one job", len(recs), len(swf))
 	}
 
 	// A second job whose JSON line was torn by a crash.
-	other := exitedJob(t, sp)
+	other := finishedJob(t, sp)
 	f, err := os.OpenFile(filepath.Join(sp.Path(spool.DirDB), AccountingJSONL), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -170,7 +170,7 @@ func TestReaper_CrashWindowAccountsOnce(t *testing.T) {
 	f.WriteString(`{"jid":"` + other + `","na`)
 	f.Close()
 	startDaemon(t, (&Reaper{Env: testEnv(t, sp)}).Run)
-	eventually(t, "second job reaped", func() bool { return jobsIn(t, sp, spool.Exited) == 0 })
+	eventually(t, "second job reaped", func() bool { return jobsIn(t, sp, spool.Finished) == 0 })
 	recs, swf := accountingLines(t, sp)
 	if len(recs) != 2 || len(swf) != 2 || recs[1].JID != other {
 		t.Fatalf("after a torn line: %d records, %d SWF lines: %+v", len(recs), len(swf), recs)
@@ -182,7 +182,7 @@ func TestReaper_CrashWindowAccountsOnce(t *testing.T) {
 func TestReaper_RemovesStaleControls(t *testing.T) {
 	sp := newTestSpool(t)
 	queued := putJob(t, sp, spool.Queued, &spool.Job{Command: []string{"x"}})
-	done := exitedJob(t, sp)
+	done := finishedJob(t, sp)
 	for _, jid := range []string{queued, done, "J999999"} {
 		if err := sp.RequestCancel(jid); err != nil {
 			t.Fatal(err)
@@ -203,13 +203,13 @@ func TestReaper_RemovesStaleControls(t *testing.T) {
 // log.
 func TestReaper_ReportShowsModelAccuracy(t *testing.T) {
 	sp := newTestSpool(t)
-	first := exitedJob(t, sp) // particles: predicted 10 s, ran 8 s (25 % off)
+	first := finishedJob(t, sp) // particles: predicted 10 s, ran 8 s (25 % off)
 	stop := startDaemon(t, (&Reaper{Env: testEnv(t, sp)}).Run)
-	eventually(t, "first reaped", func() bool { return jobsIn(t, sp, spool.Exited) == 0 })
+	eventually(t, "first reaped", func() bool { return jobsIn(t, sp, spool.Finished) == 0 })
 	stop()
-	second := exitedJob(t, sp)
+	second := finishedJob(t, sp)
 	stop = startDaemon(t, (&Reaper{Env: testEnv(t, sp)}).Run)
-	eventually(t, "second reaped", func() bool { return jobsIn(t, sp, spool.Exited) == 0 })
+	eventually(t, "second reaped", func() bool { return jobsIn(t, sp, spool.Finished) == 0 })
 	stop()
 
 	r1 := readText(t, filepath.Join(sp.Path(spool.DirReports), first+".txt"))

@@ -38,15 +38,6 @@ func resultPath(sp *spool.Spool, jid string) string {
 	return filepath.Join(sp.Path(spool.DirDB), RunDir, jid+".result")
 }
 
-// jobEnded reports whether job jid's shepherd has written its result: the
-// job's processes are gone (the shepherd kills what is left of its process
-// group first) and its hosts are free, whether or not the run daemon has
-// recorded it yet.
-func jobEnded(sp *spool.Spool, jid string) bool {
-	_, err := os.Lstat(resultPath(sp, jid))
-	return err == nil
-}
-
 // Run is the run daemon: runnable → running → finished. It starts each job
 // through its Launcher on the hosts the scheduler chose, follows it to the
 // end, and records how it ended. It honours cancel requests for jobs in its

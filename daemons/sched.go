@@ -14,23 +14,23 @@ import (
 
 	"msched/atomicfile"
 	"msched/hoststat"
-	"msched/notify"
 	"msched/policy"
 	"msched/spool"
 )
 
-// Sched is the MS scheduler daemon. It owns queued/, scheduling/ and
-// finished/. The policy reads the oldest waiting jobs, as many as it asks
-// for (Policy.Reads: a GA's window, or the whole queue). A window waits in
+// Sched is the MS scheduler daemon. It owns queued/ and scheduling/. The
+// policy reads the oldest waiting jobs, as many as it asks for
+// (Policy.Reads: a GA's window, or the whole queue). A window waits in
 // scheduling/ and the rest in queued/, in arrival order; a policy that
 // reads the whole queue leaves every waiting job in queued/. Each cycle
 // takes the one policy path the simulator takes (policy.Decider): the jobs
 // the policy starts now move to runnable/ with their hosts and predicted
-// run time; running and runnable jobs are the base of the next decision;
-// finished jobs move to exited/ with predicted vs actual recorded. After
-// every decision the schedule (running and planned jobs with hosts and
-// predicted start and end) is published atomically to db/schedule.json for
-// the web page and `msched status`.
+// run time; running and runnable jobs are the base of the next decision,
+// and a job's hosts are free once it has left running/ (for finished/, the
+// reaper's, which compares actual with predicted). After every decision
+// the schedule (running and planned jobs with hosts and predicted start and
+// end) is published atomically to db/schedule.json for the web page and
+// `msched status`.
 type Sched struct {
 	Env
 	Hosts      []hoststat.Host
@@ -112,16 +112,6 @@ func (d *Sched) Run(ctx context.Context) error {
 	}
 	d.clusters = len(clusters)
 	log.Info("started", "policy", d.PolicyName, "hosts", len(d.Hosts), "clusters", d.clusters, "reads", reads(d.Policy))
-	// finished/ → exited/ frees no host (a job's hosts are free once it
-	// has left running/), so it runs on its own goroutine and decisions
-	// never wait for its moves.
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		d.serve(ctx, log, []spool.State{spool.Finished}, func(context.Context) error { return d.reapFinished() })
-	}()
-	defer wg.Wait()
 	wake := d.sp.Watch(ctx, []spool.State{spool.Queued, spool.Running}, d.rescan())
 	replan := time.NewTicker(d.Replan)
 	defer replan.Stop()
@@ -163,7 +153,7 @@ func (d *Sched) await(ctx context.Context, wake <-chan struct{}, tick <-chan tim
 // (as Postfix's queue manager moves active back to incoming at start). The
 // next cycle reads them again, oldest first.
 func (d *Sched) recover() error {
-	for _, st := range []spool.State{spool.Queued, spool.Scheduling, spool.Finished} {
+	for _, st := range []spool.State{spool.Queued, spool.Scheduling} {
 		rs, err := d.sp.Recover(st)
 		if err != nil {
 			return fmt.Errorf("daemons: sched: recover %s: %w", st, err)
@@ -341,40 +331,6 @@ func (d *Sched) cancels() error {
 	return nil
 }
 
-// reapFinished moves finished jobs to exited/, recording how the prediction
-// compared with the actual run time.
-func (d *Sched) reapFinished() error {
-	names, err := d.sp.Names(spool.Finished)
-	if err != nil {
-		return err
-	}
-	batch := d.sp.Batch()
-	defer func() {
-		if cerr := batch.Commit(); cerr != nil {
-			d.log.Error("cannot commit moves to exited/", "err", cerr)
-		}
-	}()
-	return each(names, func(name string) error {
-		j, err := d.sp.Read(spool.Finished, name)
-		if errors.Is(err, spool.ErrNotFound) {
-			return nil
-		} else if err != nil {
-			d.log.Error("unreadable job file in finished/; left for an operator", "file", name, "err", err)
-			return nil
-		}
-		note := "completion seen"
-		pred, okP := notify.Predicted(j)
-		actual, okA := notify.Actual(j)
-		if okP && okA {
-			note = fmt.Sprintf("predicted %s, actual %s", roundDur(pred), roundDur(actual))
-			if actual > 0 {
-				note += fmt.Sprintf(", error %+.0f%%", 100*(pred.Seconds()-actual.Seconds())/actual.Seconds())
-			}
-		}
-		return batch.Move(j, spool.Finished, spool.Exited, note)
-	})
-}
-
 // waiting returns the waiting jobs the policy reads, read, oldest first:
 // the first Policy.Reads() of the jobs in queued/ and scheduling/ (a job
 // re-queued by run keeps its old JID and so its place), or all of them;
@@ -473,12 +429,11 @@ func (d *Sched) snapshot(now time.Time, read []*spool.Job) (policy.Snapshot, err
 			if err != nil || j.Schedule == nil {
 				continue // run owns these; it rejects what it cannot read
 			}
-			if st == spool.Running && jobEnded(d.sp, j.JID) {
-				// Its shepherd has written the result, which it does after
-				// the job's process group is gone: the hosts are free,
-				// though run has not yet moved the job to finished/.
-				continue
-			}
+			// A job's hosts are busy while it is in running/: run moves
+			// it out only once its processes are gone (the shepherd's
+			// result is written after its process group is, and a lost
+			// job's orphans are killed before it is re-queued), and the
+			// move wakes this daemon (Watch on running/).
 			active = append(active, j)
 		}
 	}

@@ -169,10 +169,11 @@ func TestSched_IdleReplanTicksDoNothing(t *testing.T) {
 	}
 }
 
-// A running job whose shepherd has written its result has freed its hosts,
-// though run has not yet moved it to finished/: sched places the next job
-// there without waiting for that move.
-func TestSched_EndedJobFreesItsHosts(t *testing.T) {
+// A job's hosts are busy while it is in running/, whatever files run
+// keeps for it (a shepherd's result among them), and free once run has
+// moved it to finished/: sched places the next job there then. The job
+// stays in finished/, which is the reaper's: sched no longer moves it on.
+func TestSched_HostsFreeWhenJobLeavesRunning(t *testing.T) {
 	sp := schedSpool(t, 2, 2)
 	pol, err := policy.New("fifo", policy.Options{Seed: 1})
 	if err != nil {
@@ -181,7 +182,8 @@ func TestSched_EndedJobFreesItsHosts(t *testing.T) {
 	d := &Sched{Env: Env{Spool: sp}, Hosts: localHosts(2), Policy: pol, Replan: 50 * time.Millisecond}
 	stop := startDaemon(t, d.Run)
 	eventually(t, "the first job runnable", func() bool { return jobsIn(t, sp, spool.Runnable) == 1 })
-	// What run does: runnable → running, then (the shepherd) the result.
+	// What run does: runnable → running, the shepherd's result, then
+	// running → finished.
 	run := sp.As(spool.Run)
 	es, _ := sp.List(spool.Runnable)
 	j, err := run.Read(spool.Runnable, es[0].Name)
@@ -191,21 +193,26 @@ func TestSched_EndedJobFreesItsHosts(t *testing.T) {
 	if err := run.Move(j, spool.Runnable, spool.Running, "test"); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond) // several replans: the second job must wait
-	if n := jobsIn(t, sp, spool.Runnable); n != 0 {
-		t.Fatalf("%d jobs placed while the hosts run a job", n)
-	}
-	if err := os.MkdirAll(filepath.Dir(resultPath(sp, j.JID)), 0o755); err != nil {
+	result := resultPath(sp, j.JID)
+	if err := os.MkdirAll(filepath.Dir(result), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(resultPath(sp, j.JID), []byte("{}\n"), 0o644); err != nil {
+	if err := os.WriteFile(result, []byte("{}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(200 * time.Millisecond) // several replans: the second job must wait
+	if n := jobsIn(t, sp, spool.Runnable); n != 0 {
+		t.Fatalf("%d jobs placed while the hosts' job is in running/", n)
+	}
+	if err := run.Move(j, spool.Running, spool.Finished, "exit status 0"); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the second job placed on the ended job's hosts", func() bool { return jobsIn(t, sp, spool.Runnable) == 1 })
-	if jobsIn(t, sp, spool.Running) != 1 {
-		t.Error("the ended job left running/; only run moves it")
-	}
+	time.Sleep(100 * time.Millisecond)
 	stop()
+	if jobsIn(t, sp, spool.Finished) != 1 {
+		t.Error("the ended job left finished/; only the reaper takes it from there")
+	}
 }
 
 // spy records the longest queue its policy is shown.

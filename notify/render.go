@@ -36,7 +36,7 @@ const (
 	SubjectLimit = 200
 )
 
-// Render writes the report for j, a job in exited/ or rejected/. outputDir
+// Render writes the report for j, a job in finished/ or rejected/. outputDir
 // is the spool's output/ directory (Spool.Path(spool.DirOutput)); the
 // captured stdout and stderr of a job that named no stdout destination are
 // read from there (CapturedPaths). Render never fails: what it cannot read
@@ -53,14 +53,14 @@ type ModelAccuracy struct {
 // RenderAccuracy is Render, and for a job with a performance model it also
 // says how accurate that model has been so far (acc nil: not known).
 func RenderAccuracy(j *spool.Job, outputDir string, acc *ModelAccuracy) Report {
-	r := Report{JID: j.JID, Name: j.Name, User: j.User, To: j.Notify, State: string(j.State())}
+	r := Report{JID: j.JID, Name: j.Name, User: j.User, To: j.Notify, State: spool.Outcome(j.State())}
 	if r.To == "" {
 		r.To = j.User
 	}
 	if r.State == "" {
-		r.State = string(spool.Exited)
+		r.State = spool.OutcomeExited
 		if j.Original != "" || j.Run == nil {
-			r.State = string(spool.Rejected)
+			r.State = spool.OutcomeRejected
 		}
 	}
 	r.Subject = clip(subject(j, r.State), SubjectLimit)

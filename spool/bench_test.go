@@ -7,9 +7,9 @@ import (
 
 // BenchmarkMove measures one Move between daemon-owned states with every
 // fsync in place: the per-step file-system cost of the live system. A job
-// makes about six moves (submitted → queued → scheduling → runnable →
-// running → finished → exited), so 200 jobs/s needs ~1200 moves/s across
-// all daemons.
+// makes at most five moves (submitted → queued → scheduling → runnable →
+// running → finished), so 200 jobs/s needs ~1000 moves/s across all
+// daemons.
 func BenchmarkMove(b *testing.B) {
 	s := newSpool(b)
 	j := place(b, s, Queued)
@@ -61,10 +61,10 @@ func BenchmarkMoveParallel(b *testing.B) {
 }
 
 // BenchmarkJobLifecycle runs a whole job through the spool: submit, claim,
-// parse, and the six moves. Its ns/op is the spool's share of one job.
+// parse, and the five moves. Its ns/op is the spool's share of one job.
 func BenchmarkJobLifecycle(b *testing.B) {
 	s := newSpool(b)
-	path := []State{Queued, Scheduling, Runnable, Running, Finished, Exited}
+	path := []State{Queued, Scheduling, Runnable, Running, Finished}
 	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

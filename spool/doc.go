@@ -22,8 +22,7 @@
 //	scheduling  sched   sched             (nothing: in the optimiser's pool)
 //	runnable    run     sched             schedule: hosts, predicted_seconds, decided_at, policy
 //	running     run     run               run: started_at, attempts, host; then pid, pgid
-//	finished    run     run               run: ended_at, exit_status or signal (or reason)
-//	exited      reaper  sched             (the scheduler has compared actual with predicted)
+//	finished    reaper  run               run: ended_at, exit_status or signal (or reason)
 //	rejected    reaper  init, sched, run  reason; for bad submissions also original
 //
 // Other directories: tmp/ (staging and claims; the spool's writers only),
@@ -51,17 +50,27 @@
 //	runnable    rejected    run     cancelled before start, or attempts exhausted
 //	running     finished    run     ended, killed, cancelled, or start failed for good
 //	running     queued      run     start failed or job lost; attempts below the limit
-//	finished    exited      sched   completion seen; actual vs predicted compared
 //
-// exited/ and rejected/ are emptied by the reaper (Remove) after it has
-// reported the job to its user.
+// finished/ and rejected/ are where a job ends: nothing moves out of them,
+// and the reaper empties them (Remove) after it has reported each job to
+// its user (its report and accounting record say "exited" or "rejected":
+// Outcome) and compared its actual run time with the predicted one.
+// A job's hosts are free once it has left running/: that is how sched
+// learns it, from the running/ it reads for every decision.
+//
+// Before, a job went finished → exited (sched, to compare actual with
+// predicted and see the hosts free) and the reaper reported it from
+// exited/: a write, two renames and an fsync per job for what the reaper
+// computes anyway. A spool written then may hold jobs in exited/; the
+// reaper moves them to finished/ at start (RecoverExited), and a history
+// may still name exited.
 //
 // Decisions:
 //
 //   - running → rejected is not a move. Once a job reaches running/ it may
 //     have started, so it leaves only through finished/ (reported with its
-//     output, exit status and times, and seen by the scheduler, whose
-//     running base it was in) or back to queued/ for another attempt. A start
+//     output, exit status and times; its hosts free for the scheduler once
+//     it has left running/) or back to queued/ for another attempt. A start
 //     that fails for the last time goes to finished/ with run.exit_status
 //     unset and reason set. The run daemon moves runnable → running before it
 //     starts the process, so a crash can never leave a started job in
@@ -76,12 +85,12 @@
 //     from anyone else is removed and logged with who tried. Otherwise the
 //     owner of the state the job is in acts and removes the request: a job that never ran
 //     (queued, scheduling, runnable) goes to rejected/ with reason
-//     "cancelled" — rejected, not exited, because it has no exit status and
+//     "cancelled" — rejected, not finished, because it has no exit status and
 //     no output to report; a running job is signalled, cancel_requested is
-//     set, and it ends in finished/ → exited/ like any job that was killed,
-//     so its partial output reaches the user. A job still in submitted/ has
-//     no JID and cannot be named; its submitter may delete the file. A
-//     request whose job is already in exited/ or rejected/, or unknown, is
+//     set, and it ends in finished/ like any job that was killed, so its
+//     partial output reaches the user. A job still in submitted/ has no JID
+//     and cannot be named; its submitter may delete the file. A request
+//     whose job is already in finished/ or rejected/, or unknown, is
 //     removed by the reaper.
 //   - A bad submission keeps the user's bytes. Init claims the file (below)
 //     and moves a wrapper job file to rejected/<JID>: jid, user,

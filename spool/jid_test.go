@@ -90,7 +90,7 @@ func TestJID_MissingCounterResumesAfterHighest(t *testing.T) {
 	s := newSpool(t)
 	j := place(t, s, Finished) // J000001
 	j.JID = "J000517"
-	writeJob(t, s, Exited, j)
+	writeJob(t, s, Rejected, j)
 	if err := os.WriteFile(filepath.Join(s.Dir(Submitted), "J999999"), []byte("x"), 0o644); err != nil {
 		t.Fatal(err) // a submitter's name, not a JID: must not count
 	}

@@ -284,13 +284,14 @@ func (s *Spool) Update(j *Job) error {
 	return nil
 }
 
-// Remove deletes a job file from exited/ or rejected/: the reaper, after
-// reporting. Any other state is refused: a job leaves the others only by Move.
+// Remove deletes a job file from finished/ or rejected/ (Removable): the
+// reaper, after reporting. Any other state is refused: a job leaves the
+// others only by Move.
 func (s *Spool) Remove(j *Job) error { return s.remove(j, nil) }
 
 func (s *Spool) remove(j *Job, b *Batch) error {
 	if !removable(j.state) {
-		return fmt.Errorf("spool: remove %s: only exited and rejected jobs are removed, not %q ones", j.JID, j.state)
+		return fmt.Errorf("spool: remove %s: only finished and rejected jobs are removed, not %q ones", j.JID, j.state)
 	}
 	if err := s.mayWrite("remove "+j.JID, j.state); err != nil {
 		return err
@@ -390,6 +391,44 @@ func (s *Spool) Recover(st State) ([]Recovered, error) {
 		out = append(out, Recovered{j.JID, "completed", fmt.Sprintf("%s → %s", st, to)})
 	}
 	return out, syncDir(s.Dir(st))
+}
+
+// RecoverExited moves the jobs that a spool written by an older msched
+// holds in exited/ (legacyExited: sched's finished → exited, which the
+// reaper reported from) to finished/, where the reaper now reports them,
+// and removes exited/; it returns the JIDs moved. Only the reaper calls
+// it, at start: a job left in exited/ would otherwise never be reported. A
+// copy of the job still in finished/ (a crash on a file system that does
+// not make rename atomic) is older than the one in exited/, which replaces
+// it. Without exited/ it does nothing.
+func (s *Spool) RecoverExited() ([]string, error) {
+	if err := s.mayWrite("recover exited", Finished); err != nil {
+		return nil, err
+	}
+	old := filepath.Join(s.root, string(legacyExited))
+	des, err := os.ReadDir(old)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("spool: recover exited: %w", err)
+	}
+	var moved []string
+	for _, d := range des {
+		if !plainName(d.Name()) || !d.Type().IsRegular() {
+			continue // a staging file of a write that never completed
+		}
+		if err := os.Rename(filepath.Join(old, d.Name()), filepath.Join(s.Dir(Finished), d.Name())); err != nil {
+			return moved, fmt.Errorf("spool: recover exited: %w", err)
+		}
+		moved = append(moved, d.Name())
+	}
+	if err := syncDir(s.Dir(Finished)); err != nil {
+		return moved, err
+	}
+	if err := os.RemoveAll(old); err != nil {
+		return moved, fmt.Errorf("spool: recover exited: %w", err)
+	}
+	return moved, syncDir(s.root)
 }
 
 // newerCopy looks for j in the other states with a history at least more

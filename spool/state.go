@@ -15,12 +15,23 @@ const (
 	Runnable   State = "runnable"
 	Running    State = "running"
 	Finished   State = "finished"
-	Exited     State = "exited"
 	Rejected   State = "rejected"
 )
 
 // States lists every state in pipeline order.
-var States = []State{Submitted, Queued, Scheduling, Runnable, Running, Finished, Exited, Rejected}
+var States = []State{Submitted, Queued, Scheduling, Runnable, Running, Finished, Rejected}
+
+// legacyExited was a state between finished and the reaper until the
+// reaper took ended jobs from finished/ directly: sched moved each job
+// finished → exited, then the reaper reported it from exited/. It is no
+// state now, but a spool written by an older msched may still hold jobs in
+// exited/ (the reaper moves them to finished/ at start: RecoverExited), and
+// their histories end in it, which Parse accepts (recorded).
+const legacyExited State = "exited"
+
+// recorded reports whether s may stand in a job file's history: a state,
+// or legacyExited.
+func (s State) recorded() bool { return s.Valid() || s == legacyExited }
 
 // The other spool directories. None of them is a state: a file in them is not a job.
 const (
@@ -68,11 +79,11 @@ func Owner(s State) Daemon {
 	switch s {
 	case Submitted:
 		return Init
-	case Queued, Scheduling, Finished:
+	case Queued, Scheduling:
 		return Sched
 	case Runnable, Running:
 		return Run
-	case Exited, Rejected:
+	case Finished, Rejected:
 		return Reaper
 	}
 	return ""
@@ -102,11 +113,35 @@ var Transitions = []Transition{
 	{Runnable, Rejected, Run, "cancelled before start, or attempts exhausted"},
 	{Running, Finished, Run, "ended, killed, cancelled, or start failed for good"},
 	{Running, Queued, Run, "start failed or job lost; attempts below the limit"},
-	{Finished, Exited, Sched, "completion seen; actual vs predicted compared"},
 }
 
-// Removable lists the states whose files the reaper deletes after reporting.
-var Removable = []State{Exited, Rejected}
+// Removable lists the states whose files the reaper deletes after reporting:
+// the states a job ends in, which nothing moves out of.
+var Removable = []State{Finished, Rejected}
+
+// How a job the reaper reports ended, in the words of its report and its
+// accounting record (notify.Report.State, daemons.Record.State): see
+// Outcome.
+const (
+	OutcomeExited   = "exited"
+	OutcomeRejected = "rejected"
+)
+
+// Outcome is how a job in state s ended, for its report and accounting
+// record: OutcomeExited in finished/ (it ran, or was given up on after
+// sched had placed it: its reason says why), OutcomeRejected in
+// rejected/ (it never ran); "" in any other state. The word "exited" is
+// older than the reaper's ownership of finished/ (see legacyExited), and
+// accounting logs hold it, so a record says it still.
+func Outcome(s State) string {
+	switch s {
+	case Finished:
+		return OutcomeExited
+	case Rejected:
+		return OutcomeRejected
+	}
+	return ""
+}
 
 // Legal returns nil if a job may move from one state to another, else an
 // error naming both states.

@@ -2,6 +2,7 @@ package spool
 
 import (
 	"os"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -151,5 +152,38 @@ func TestSpool_CreateIsIdempotentAndOpenChecks(t *testing.T) {
 	}
 	if _, err := Open(dir); err == nil || !strings.Contains(err.Error(), "control") {
 		t.Errorf("Open with control/ missing: %v", err)
+	}
+}
+
+// The table of states and owners in doc.go must say what States and Owner
+// say, in order (it once gave finished/ to run while Owner gave it to
+// sched).
+func TestSpool_DocMirrorsOwners(t *testing.T) {
+	src, err := os.ReadFile("doc.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var states []State
+	in := false
+	for _, line := range strings.Split(string(src), "\n") {
+		body := strings.TrimPrefix(line, "//\t")
+		switch f := strings.Fields(body); {
+		case len(f) >= 2 && f[0] == "state" && f[1] == "owner":
+			in = true
+		case in && body == line:
+			in = false
+		case in:
+			if len(f) < 3 {
+				t.Fatalf("bad table row %q", line)
+			}
+			st := State(f[0])
+			states = append(states, st)
+			if Owner(st) != Daemon(f[1]) {
+				t.Errorf("doc.go: %s owned by %s; Owner says %q", st, f[1], Owner(st))
+			}
+		}
+	}
+	if !slices.Equal(states, States) {
+		t.Errorf("doc.go lists the states %v, States %v", states, States)
 	}
 }

@@ -30,7 +30,7 @@ func validate(j *Job, doc *yaml.Node) []Problem {
 		bad(fmt.Sprintf("%q is not a job id like J000123", clip(j.JID, maxQuoted)), "jid")
 	}
 	for i, e := range j.History {
-		if !e.State.Valid() {
+		if !e.State.recorded() {
 			ps = append(ps, Problem{historyLine(doc, i), fmt.Sprintf("history[%d].state", i), fmt.Sprintf("unknown state %q", clip(string(e.State), maxQuoted))})
 		}
 	}

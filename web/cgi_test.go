@@ -193,7 +193,7 @@ func TestCGI_RealInvocation(t *testing.T) {
 func TestCGI_LoginStateAcrossProcesses(t *testing.T) {
 	b := fixture{Jobs: 20, Hosts: 2, Now: testNow}.build(t)
 	dir := b.sp.Root()
-	jid := b.byState[spool.Exited][0]
+	jid := b.byState[spool.Finished][0]
 	os.WriteFile(filepath.Join(b.sp.Path(spool.DirReports), jid+".txt"), []byte("PRIVATE REPORT\n"), 0o644)
 	from := func(addr string, more ...string) map[string]string {
 		env := map[string]string{"MSCHED_WEB_TOKEN": "tok", "REMOTE_ADDR": addr}

@@ -300,7 +300,7 @@ type StateJobs struct {
 
 // readState lists a state and reads up to limit of its jobs (all if limit
 // < 0). Running and waiting states show the oldest first; the states jobs
-// leave by (exited, rejected, finished) the newest first. A file that moved
+// leave by (finished, rejected) the newest first. A file that moved
 // on between List and Read is skipped; one that cannot be parsed is shown
 // with why.
 func readState(sp *spool.Spool, st spool.State, limit int) (StateJobs, error) {
@@ -308,7 +308,7 @@ func readState(sp *spool.Spool, st spool.State, limit int) (StateJobs, error) {
 	if err != nil {
 		return StateJobs{State: st}, err
 	}
-	if st == spool.Finished || st == spool.Exited || st == spool.Rejected {
+	if st == spool.Finished || st == spool.Rejected {
 		for i, j := 0, len(es)-1; i < j; i, j = i+1, j-1 {
 			es[i], es[j] = es[j], es[i]
 		}

@@ -35,7 +35,7 @@ var stateShare = []struct {
 	share float64
 }{
 	{spool.Submitted, 0.04}, {spool.Queued, 0.40}, {spool.Scheduling, 0.02}, {spool.Runnable, 0.01},
-	{spool.Running, 0.07}, {spool.Finished, 0.01}, {spool.Exited, 0.30}, {spool.Rejected, 0.15},
+	{spool.Running, 0.07}, {spool.Finished, 0.31}, {spool.Rejected, 0.15},
 }
 
 var jobNames = []string{"particles", "sweep3d", "fft-2048", "cfd-wing", "render", "lu-decomp", "nbody", "bioseq"}
@@ -103,7 +103,7 @@ func (f fixture) build(tb testing.TB) built {
 			switch s.st {
 			case spool.Scheduling:
 				step(spool.Scheduling, time.Second, "")
-			case spool.Runnable, spool.Running, spool.Finished, spool.Exited:
+			case spool.Runnable, spool.Running, spool.Finished:
 				step(spool.Scheduling, time.Second, "")
 				step(spool.Runnable, 2*time.Second, "placed by ga-xms")
 				j.Schedule = &spool.Schedule{Hosts: hosts, PredictedSeconds: pred, DecidedAt: at, Policy: "ga-xms"}
@@ -125,9 +125,6 @@ func (f fixture) build(tb testing.TB) built {
 				actual := pred * (0.7 + 0.06*float64(n%10))
 				step(spool.Finished, time.Duration(actual*float64(time.Second)), "exit 0")
 				j.Run.EndedAt, j.Run.ExitStatus = at, ptr(0)
-				if s.st == spool.Exited {
-					step(spool.Exited, 200*time.Millisecond, fmt.Sprintf("actual %.0fs, predicted %.0fs", actual, pred))
-				}
 			case spool.Rejected:
 				step(spool.Rejected, time.Second, "cancelled")
 				j.Reason = "cancelled"

@@ -27,7 +27,7 @@ func ownerOf(t *testing.T, path string) int {
 // session logged in with web.token) and to nobody else, and says why.
 func TestOutput_OperatorOnly(t *testing.T) {
 	b := fixture{Jobs: 40, Hosts: 4, Now: testNow}.build(t)
-	jid := b.byState[spool.Exited][0]
+	jid := b.byState[spool.Finished][0]
 	out := filepath.Join(b.sp.Path(spool.DirOutput), jid)
 	if err := os.MkdirAll(out, 0o755); err != nil {
 		t.Fatal(err)

@@ -114,7 +114,7 @@ func TestJobPage_HistoryPredictedActualOutput(t *testing.T) {
 	b := fixture{Jobs: 100, Hosts: 8, Now: testNow}.build(t)
 	h := handlerFor(b, testNow, "tok")
 	sess := loginCookie(t, h)
-	jid := b.byState[spool.Exited][0]
+	jid := b.byState[spool.Finished][0]
 	out := filepath.Join(b.sp.Path(spool.DirOutput), jid)
 	os.MkdirAll(out, 0o755)
 	os.WriteFile(filepath.Join(out, "stdout"), []byte("hello from the job\n"), 0o644)
@@ -123,7 +123,7 @@ func TestJobPage_HistoryPredictedActualOutput(t *testing.T) {
 		t.Fatalf("%d %s", w.Code, w.Body)
 	}
 	body := w.Body.String()
-	for _, want := range []string{`<tr data-state="queued">`, `<tr data-state="running">`, `<tr data-state="exited">`,
+	for _, want := range []string{`<tr data-state="queued">`, `<tr data-state="running">`, `<tr data-state="finished">`,
 		`/jobs/` + jid + `/output/stdout`, "prediction error"} {
 		if !strings.Contains(body, want) {
 			t.Errorf("job page lacks %q", want)
@@ -384,9 +384,9 @@ func TestAPI(t *testing.T) {
 		t.Errorf("api/jobs?state=running: %d jobs", len(jobs.Jobs))
 	}
 	var j JobView
-	jid := b.byState[spool.Exited][0]
+	jid := b.byState[spool.Finished][0]
 	decode(t, get(t, h, "/api/jobs/"+jid), &j)
-	if j.JID != jid || j.State != spool.Exited || j.PredictedSeconds == nil || j.ActualSeconds == nil || len(j.History) < 5 {
+	if j.JID != jid || j.State != spool.Finished || j.PredictedSeconds == nil || j.ActualSeconds == nil || len(j.History) < 5 {
 		t.Errorf("api/jobs/%s: %+v", jid, j)
 	}
 	var hosts []HostView

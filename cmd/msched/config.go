@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/viper"
 
+	"msched/daemons"
 	"msched/launch"
 	"msched/models"
 	"msched/notify"
@@ -73,6 +74,10 @@ var configKeys = []configKey{
 	{"smtp.retry_max", "1h", "longest wait between two attempts"},
 	{"smtp.max_attempts", 30, "attempts before a report is given up (logged, and recorded in <spool>/db/mail-failures.jsonl)"},
 	{"smtp.max_age", "24h", "a report not delivered this long after its job left is given up"},
+	{"retention.output_age", "720h", "the reaper removes output/<JID>/ of a job that left the spool once nothing in it has changed for this long (720h: 30 days); 0: kept for ever"},
+	{"retention.reports_age", "720h", "the reaper removes reports/<JID>.txt this long after it was written; 0: kept for ever"},
+	{"retention.accounting_bytes", daemons.DefaultAccountingBytes, "once db/accounting.jsonl or accounting.swf is larger than this (bytes), the reaper rotates both to accounting.jsonl.1 and accounting.swf.1 and starts new logs; 0: never rotated"},
+	{"retention.accounting_keep", 3, "rotated accounting logs kept (.1 newest to .N); 0: a rotated log is deleted"},
 	{"profiler.confidence", 0.95, "confidence level of the historical profiler's Student-t intervals; a job without a performance model is predicted as the top of its interval"},
 	{"learning.correct", false, "multiply each model's predictions by the median actual/predicted ratio of its last learning.window completed jobs on the same architecture"},
 	{"learning.window", 50, "completed jobs per model and architecture behind the correction (none before 5)"},
@@ -149,6 +154,7 @@ type config struct {
 	SSH          launch.SSHConfig  // ssh.*
 	MPI          launch.MPI        // mpi.*
 	SlurmBin     string            // slurm.bin_dir
+	Retention    daemons.Retention // retention.*
 }
 
 // readConfig reads and checks every key.
@@ -191,6 +197,8 @@ func readConfig(v *viper.Viper) (config, error) {
 		{"run.kill_grace", &c.KillGrace},
 		{"stats.interval", &c.StatsEvery},
 		{"rescan", &c.Rescan},
+		{"retention.output_age", &c.Retention.OutputAge},
+		{"retention.reports_age", &c.Retention.ReportsAge},
 	} {
 		s := v.GetString(d.key)
 		t, err := time.ParseDuration(s)
@@ -214,6 +222,12 @@ func readConfig(v *viper.Viper) (config, error) {
 		if n.v < 1 {
 			return c, fmt.Errorf("config: %s: must be ≥ 1, got %d", n.key, n.v)
 		}
+	}
+	c.Retention.AccountingBytes = v.GetInt64("retention.accounting_bytes")
+	c.Retention.AccountingKeep = v.GetInt("retention.accounting_keep")
+	if c.Retention.AccountingBytes < 0 || c.Retention.AccountingKeep < 0 {
+		return c, fmt.Errorf("config: retention.accounting_bytes and retention.accounting_keep must be ≥ 0, got %d and %d",
+			c.Retention.AccountingBytes, c.Retention.AccountingKeep)
 	}
 	if c.MaxJobBytes < spool.MinJobFile || c.MaxJobBytes > spool.MaxJobFileSetting {
 		return c, fmt.Errorf("config: init.max_job_bytes: must be %d to %d, got %d", spool.MinJobFile, spool.MaxJobFileSetting, c.MaxJobBytes)

@@ -23,9 +23,9 @@ stopped (even with kill -9) and restarted at any instant: at start it recovers
 its own directories (see README, "Guarantees after a crash").
 
   init    submitted/ → queued/ (JID, submit time) or rejected/ (reason)
-  sched   queued/ → scheduling/ → runnable/ (hosts, prediction); finished/ → exited/
+  sched   queued/ → scheduling/ → runnable/ (hosts, prediction)
   run     runnable/ → running/ → finished/ (starts jobs under shepherds)
-  reaper  exited/, rejected/ → reports/<JID>.txt and db/ accounting; removes the job file
+  reaper  finished/, rejected/ → reports/<JID>.txt and db/ accounting; removes the job file
   stats   samples every host into db/hoststats.jsonl
 
 SIGHUP reads the configuration file and the hosts file again and restarts the

@@ -119,7 +119,7 @@ job's owner or root may cancel it.`,
 			} else if err != nil {
 				return err
 			}
-			if st == spool.Exited || st == spool.Rejected {
+			if st == spool.Finished || st == spool.Rejected {
 				return fmt.Errorf("job %s is already %s", args[0], st)
 			}
 			// The daemons would refuse it (and log the attempt); say so now.

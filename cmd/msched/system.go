@@ -121,7 +121,7 @@ func (s *system) daemon(ctx context.Context, name string) (interface{ Run(contex
 				return nil
 			})
 		}
-		return &daemons.Reaper{Env: s.env(name), Notifier: n}, nil
+		return &daemons.Reaper{Env: s.env(name), Notifier: n, Retention: s.cfg.Retention}, nil
 	case "stats":
 		st, err := hoststat.OpenStore(s.statsDir(), 0)
 		if err != nil {
