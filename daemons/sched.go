@@ -115,18 +115,24 @@ func (d *Sched) Run(ctx context.Context) error {
 	wake := d.sp.Watch(ctx, []spool.State{spool.Queued, spool.Running}, d.rescan())
 	replan := time.NewTicker(d.Replan)
 	defer replan.Stop()
-	for {
-		waiting, err := d.cycle(ctx)
+	// The watcher wakes once as soon as its watches are in place, and the
+	// first cycle waits for that: no file slips between the watches and
+	// the first reading, and a start is one cycle, not two (a cycle before
+	// the wake-up and another at it published the schedule twice).
+	waiting := false
+	for d.await(ctx, wake, replan.C, waiting) {
+		var err error
+		d.Heart.Busy()
+		waiting, err = d.cycle(ctx)
+		d.Heart.Idle()
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil
 			}
 			log.Error("scheduling cycle failed; retrying on the next wake-up", "err", err)
 		}
-		if !d.await(ctx, wake, replan.C, waiting) {
-			return nil
-		}
 	}
+	return nil
 }
 
 // await blocks until the next cycle is due: a wake-up from the spool, or a
