@@ -22,10 +22,10 @@ import (
 //
 // The accounting log is the done-marker, rather than a second record kept
 // for init: it is written by the one daemon that knows a job is done, at
-// the instant it is done, and kept for ever today. A retention that trims
-// or rotates accounting.jsonl must keep answering for the JIDs that still
-// have a claim in tmp/ (claim.<JID>.…): keep their records, or read the
-// rotated files here too. Claims outlive their move only when init dies in
+// the instant it is done. Retention (retention.go) rotates accounting.jsonl,
+// and keeps in the new log the records of the JIDs that still have a claim
+// in tmp/ (claim.<JID>.…) or a file in finished/ or rejected/, so this
+// reader of the live log alone still answers for every JID that asks. Claims outlive their move only when init dies in
 // a batch's last milliseconds, so there are at most a batch of them, and
 // only while init is down.
 //

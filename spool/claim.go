@@ -205,7 +205,7 @@ func (s *Spool) RecoverClaimsWith(ctx context.Context, reaped Reaped) (claims []
 	}
 	if reaped != nil && len(loose) > 0 {
 		// Asked after every state was looked at: a job that leaves its
-		// last state (exited/ or rejected/) is in the record first.
+		// last state (finished/ or rejected/) is in the record first.
 		jids := make([]string, len(loose))
 		for i, f := range loose {
 			jids[i], _, _, _ = splitClaim(f)
@@ -317,7 +317,7 @@ func (c *Claim) stamp(j *Job) {
 
 // inAState reports whether a file named jid is in any daemon-owned state.
 // The directories are looked at one after the other while other daemons
-// move the job on, forwards (queued → exited) and back (running →
+// move the job on, forwards (queued → finished) and back (running →
 // queued): a job that moves from a directory not yet looked at to one
 // already looked at is missed by one sweep. So there are two, in opposite
 // orders: a job is missed only if it moves twice, each time against the

@@ -116,8 +116,9 @@
 // one step, and a user who swaps a file and a symbolic link under one name
 // wins the race often. So a claim is read once, through one descriptor
 // (readUntrusted: opened relative to tmp/ with O_NOFOLLOW|O_NONBLOCK, a
-// regular file with one name, of at most MaxJobFile bytes by its fstat,
-// read through that descriptor up to MaxJobFile+1 bytes), and the job's
+// regular file with one name, of at most the job-file bound (MaxJobFile, or
+// init.max_job_bytes: JobFileLimit) by its fstat, read through that
+// descriptor up to the bound plus one byte), and the job's
 // uid and user are the owner of that descriptor's file. A claim that is
 // not such a file (a link, symbolic or hard — a hard link's owner is the
 // file's, not the linker's —, a FIFO, a directory, a socket, too large,
@@ -125,14 +126,21 @@
 // rejected with what it is as the reason, under its entry's owner (lstat),
 // like any bad submission; it never stops ClaimAll or RecoverClaims, so no
 // user can keep init from starting. A rejection keeps the submitted bytes,
-// except of a file over MaxJobFile (its first 4 KiB) and of a refused
-// entry (none).
+// except of a file over the bound (its first 4 KiB) and of a refused
+// entry (none). Before it is parsed, a submission is also bounded in the
+// places a YAML item may begin, so that the parser's memory is bounded by
+// the bytes; the parse then bounds nesting, command, env and mappings, and
+// refuses aliases and merge keys (parse.go). A rejected file's name and
+// notify address are salvaged from its parsed node tree, never decoded.
 //
 // Submitters should write a dot-file and rename it into submitted/ (Submit
-// does). A file written in place may be claimed half-written; it is then
+// does): such a file is claimed at once. A file written in place is claimed
+// only once no process has it open for writing (a read lease is refused
+// while one has) and it has not changed for QuietTime (arrival.go); init
+// tells the two apart by its own inotify watch (a rename-in is
+// IN_MOVED_TO). A writer that closes the file between pieces and pauses
+// longer than QuietTime can still have it claimed half-written; it is then
 // judged as it is — usually rejected, its bytes kept — never run half-read.
-// Init can narrow that window by claiming only files whose modification
-// time is a second or more old.
 //
 // # Moves and crashes
 //
@@ -164,7 +172,9 @@
 //	S2  remove the claim; fsync tmp/
 //
 //	before C2   submitted/name; JID J burned (never reused, never seen)
-//	after C2    the claim only: RecoverClaims returns it; init judges it again as J
+//	after C2    the claim only: RecoverClaimsWith returns it and init judges it again
+//	            as J, unless J is in a state directory or its accounting record
+//	            says it was reaped (then the claim is removed: the job is done)
 //	after S1    the claim and to/J: RecoverClaims removes the claim
 //
 // A Batch (daemons moving a burst) does M1–M3 for each of its moves and M4
