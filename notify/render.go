@@ -7,7 +7,6 @@ import (
 	"os"
 	"strings"
 	"time"
-	"unicode/utf8"
 
 	"msched/spool"
 )
@@ -63,11 +62,11 @@ func RenderAccuracy(j *spool.Job, outputDir string, acc *ModelAccuracy) Report {
 			r.State = spool.OutcomeRejected
 		}
 	}
-	r.Subject = clip(subject(j, r.State), SubjectLimit)
+	r.Subject = spool.Clip(subject(j, r.State), SubjectLimit)
 
 	var b strings.Builder
 	line := func(k, format string, a ...any) {
-		fmt.Fprintf(&b, "%-12s %s\n", k+":", clip(fmt.Sprintf(format, a...), FieldLimit))
+		fmt.Fprintf(&b, "%-12s %s\n", k+":", spool.Clip(fmt.Sprintf(format, a...), FieldLimit))
 	}
 	line("Job", "%s", nonEmpty(j.Name, "(no name)"))
 	line("JID", "%s", j.JID)
@@ -129,10 +128,10 @@ func RenderAccuracy(j *spool.Job, outputDir string, acc *ModelAccuracy) Report {
 		line("Cancelled", "at the user's request")
 	}
 	if j.Reason != "" {
-		lines := strings.Split(strings.TrimRight(clip(j.Reason, ReasonLimit), "\n"), "\n")
+		lines := strings.Split(strings.TrimRight(spool.Clip(j.Reason, ReasonLimit), "\n"), "\n")
 		line("Reason", "%s", lines[0])
 		for _, l := range lines[1:] {
-			fmt.Fprintf(&b, "%-12s %s\n", "", clip(l, FieldLimit))
+			fmt.Fprintf(&b, "%-12s %s\n", "", spool.Clip(l, FieldLimit))
 		}
 	}
 	if j.Original != "" {
@@ -141,7 +140,7 @@ func RenderAccuracy(j *spool.Job, outputDir string, acc *ModelAccuracy) Report {
 		} else {
 			b.WriteString("\nThe submitted file, as received:\n\n")
 		}
-		b.WriteString(indent(clip(j.Original, QuoteLimit)))
+		b.WriteString(indent(spool.Clip(j.Original, QuoteLimit)))
 	}
 	if j.Run != nil {
 		out, errPath := CapturedPaths(outputDir, j.JID)
@@ -269,19 +268,6 @@ func dur(d time.Duration) string {
 		return d.Round(time.Millisecond).String()
 	}
 	return d.Round(time.Second).String()
-}
-
-// clip cuts s to at most n bytes, ending it with "…" if it was cut; a cut
-// falls on a UTF-8 character boundary.
-func clip(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	cut := n - len("…")
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
-	}
-	return s[:cut] + "…"
 }
 
 func nonEmpty(s, def string) string {

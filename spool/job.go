@@ -157,14 +157,14 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	}
 	if s, err := strconv.ParseFloat(n.Value, 64); err == nil {
 		if math.IsNaN(s) || math.IsInf(s, 0) || s > float64(math.MaxInt64)/1e9 {
-			return valueError(n, fmt.Sprintf("%q seconds is out of range", clip(n.Value, maxQuoted)))
+			return valueError(n, fmt.Sprintf("%q seconds is out of range", Clip(n.Value, maxQuoted)))
 		}
 		*d = Duration(s * float64(time.Second))
 		return nil
 	}
 	v, err := time.ParseDuration(n.Value)
 	if err != nil {
-		return valueError(n, fmt.Sprintf("%q is not a duration like 2h or 90s, or seconds", clip(n.Value, maxQuoted)))
+		return valueError(n, fmt.Sprintf("%q is not a duration like 2h or 90s, or seconds", Clip(n.Value, maxQuoted)))
 	}
 	*d = Duration(v)
 	return nil

@@ -69,13 +69,13 @@ func (e *ParseError) Detail() string {
 		if p.Field != "" {
 			line += p.Field + ": "
 		}
-		b.WriteString(clip(line+p.Msg, maxLine))
+		b.WriteString(Clip(line+p.Msg, maxLine))
 	}
 	if more := len(e.Problems) - len(shown) + e.Omitted; more > 0 {
 		if len(shown) > 0 {
 			b.WriteByte('\n')
 		}
-		b.WriteString(clip(fmt.Sprintf("%s: … and %d more problems", e.File, more), maxLine))
+		b.WriteString(Clip(fmt.Sprintf("%s: … and %d more problems", e.File, more), maxLine))
 	}
 	return b.String()
 }
@@ -89,9 +89,10 @@ func (e *ParseError) keepFirst() {
 	}
 }
 
-// clip cuts s to at most n bytes (n ≥ 3), ending it with "…" if it was
-// cut; a cut falls on a UTF-8 character boundary.
-func clip(s string, n int) string {
+// Clip cuts s to at most n bytes (n ≥ 3), ending it with "…" if it was
+// cut; a cut falls on a UTF-8 character boundary. It bounds what is quoted
+// of a user's file, here in reasons and in the reports (notify).
+func Clip(s string, n int) string {
 	if len(s) <= n {
 		return s
 	}
@@ -194,7 +195,7 @@ func parse(name string, data []byte, submission bool) (*Job, error) {
 		// each use: the bounds on bytes and items above would no longer
 		// bound what decoding and the walks of the tree cost (a history
 		// of aliases of one large mapping is quadratic).
-		return fail(n.Line, "", fmt.Sprintf("an alias (*%s): anchors and aliases are not allowed in a job file; write the value out", clip(n.Value, maxQuoted)))
+		return fail(n.Line, "", fmt.Sprintf("an alias (*%s): anchors and aliases are not allowed in a job file; write the value out", Clip(n.Value, maxQuoted)))
 	}
 	if mappingProblems(doc, pe); len(pe.Problems) > 0 {
 		pe.keepFirst()
@@ -464,7 +465,7 @@ func typeProblem(doc *yaml.Node, s string) Problem {
 		line, _ := strconv.Atoi(m[1])
 		key := m[2]
 		field, _ := pathAt(doc, line, nil, key)
-		return Problem{line, parentPath(field), fmt.Sprintf("unknown field %q", clip(key, maxQuoted))}
+		return Problem{line, parentPath(field), fmt.Sprintf("unknown field %q", Clip(key, maxQuoted))}
 	}
 	if m := typeRE.FindStringSubmatch(s); m != nil {
 		line, _ := strconv.Atoi(m[1])
@@ -493,7 +494,7 @@ func typeProblem(doc *yaml.Node, s string) Problem {
 			got = tag
 		}
 		if val != "" {
-			got += fmt.Sprintf(" %q", clip(val, maxQuoted))
+			got += fmt.Sprintf(" %q", Clip(val, maxQuoted))
 		}
 		return Problem{line, field, "want " + want + ", got " + got}
 	}
@@ -528,9 +529,9 @@ func pathAt(root *yaml.Node, line int, ok func(*yaml.Node) bool, key ...string) 
 			case s.key == nil:
 				fmt.Fprintf(&b, "[%d]", s.index)
 			case b.Len() > 0:
-				b.WriteString("." + clip(s.key.Value, maxQuoted))
+				b.WriteString("." + Clip(s.key.Value, maxQuoted))
 			default:
-				b.WriteString(clip(s.key.Value, maxQuoted))
+				b.WriteString(Clip(s.key.Value, maxQuoted))
 			}
 		}
 		return b.String()

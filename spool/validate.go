@@ -27,11 +27,11 @@ func validate(j *Job, doc *yaml.Node) []Problem {
 	}
 
 	if j.JID != "" && !ValidJID(j.JID) {
-		bad(fmt.Sprintf("%q is not a job id like J000123", clip(j.JID, maxQuoted)), "jid")
+		bad(fmt.Sprintf("%q is not a job id like J000123", Clip(j.JID, maxQuoted)), "jid")
 	}
 	for i, e := range j.History {
 		if !e.State.recorded() {
-			ps = append(ps, Problem{historyLine(doc, i), fmt.Sprintf("history[%d].state", i), fmt.Sprintf("unknown state %q", clip(string(e.State), maxQuoted))})
+			ps = append(ps, Problem{historyLine(doc, i), fmt.Sprintf("history[%d].state", i), fmt.Sprintf("unknown state %q", Clip(string(e.State), maxQuoted))})
 		}
 	}
 	if s := j.Schedule; s != nil {
@@ -193,7 +193,7 @@ func validateRequest(j *Job, doc *yaml.Node) []Problem {
 		default:
 			for _, k := range sortedKeys(m.Params) {
 				if v := m.Params[k]; math.IsNaN(v) || math.IsInf(v, 0) {
-					bad(lineOf(doc, "model", "params", k), "model.params."+clip(k, maxQuoted), "must be a finite number, got %v", v)
+					bad(lineOf(doc, "model", "params", k), "model.params."+Clip(k, maxQuoted), "must be a finite number, got %v", v)
 				}
 			}
 		}
@@ -202,7 +202,7 @@ func validateRequest(j *Job, doc *yaml.Node) []Problem {
 		bad(lineOf(doc, "walltime"), "walltime", "must be positive, got %v", j.Walltime)
 	}
 	for _, k := range sortedKeys(j.Env) {
-		switch field := "env." + clip(k, maxQuoted); {
+		switch field := "env." + Clip(k, maxQuoted); {
 		case !envName(k):
 			bad(lineOf(doc, "env", k), field, "not a variable name (letters, digits and _, not starting with a digit)")
 		case strings.HasPrefix(k, "MSCHED_"):
@@ -212,12 +212,12 @@ func validateRequest(j *Job, doc *yaml.Node) []Problem {
 		}
 	}
 	if j.SubmitDir != "" && !strings.HasPrefix(j.SubmitDir, "/") {
-		bad(lineOf(doc, "submit_dir"), "submit_dir", "must be an absolute path, got %q", clip(j.SubmitDir, maxQuoted))
+		bad(lineOf(doc, "submit_dir"), "submit_dir", "must be an absolute path, got %q", Clip(j.SubmitDir, maxQuoted))
 	}
 	switch j.Launch {
 	case "", LaunchMPI:
 	default:
-		bad(lineOf(doc, "launch"), "launch", "unknown launch %q (want mpi, or leave it out)", clip(j.Launch, maxQuoted))
+		bad(lineOf(doc, "launch"), "launch", "unknown launch %q (want mpi, or leave it out)", Clip(j.Launch, maxQuoted))
 	}
 	if lookup(doc, "ranks_per_host") != nil {
 		switch {
@@ -229,7 +229,7 @@ func validateRequest(j *Job, doc *yaml.Node) []Problem {
 	}
 	if j.Launch == LaunchMPI && len(j.Command) > 0 && strings.HasPrefix(j.Command[0], "-") {
 		// mpirun would take it for one of its own options.
-		bad(lineOf(doc, "command"), "command[0]", "must not start with '-' under launch: mpi, got %q", clip(j.Command[0], maxQuoted))
+		bad(lineOf(doc, "command"), "command[0]", "must not start with '-' under launch: mpi, got %q", Clip(j.Command[0], maxQuoted))
 	}
 	return ps
 }
