@@ -230,19 +230,26 @@ func (sc *initScan) scan(ctx context.Context) (time.Time, error) {
 		claims, errs, err := sc.sp.ClaimAll(names[:n])
 		names = names[n:]
 		if err != nil {
-			return next, errors.Join(append(failed, err)...)
+			// The batch failed as a whole (its JIDs, an fsync after the
+			// renames): claims of it, and of the batches before, may be
+			// in tmp/; the tail below has them judged again soon.
+			failed = append(failed, err)
+			break
 		}
 		for name, err := range errs {
 			if errors.Is(err, spool.ErrNotFound) {
 				continue // withdrawn by its submitter
 			}
-			if _, lerr := os.Lstat(filepath.Join(sc.sp.Dir(spool.Submitted), name)); lerr != nil {
-				// Renamed, but its claim could not be read: the claim
-				// is in tmp/, for recoverClaims.
-				failed = append(failed, err)
-				continue
+			// The claim may be in tmp/ (renamed, then not read; its name
+			// there may be cut short, and the name in submitted/ may
+			// already be a new file): recoverClaims looks, whatever
+			// submitted/ holds.
+			failed = append(failed, err)
+			if e, ok := byName[name]; ok {
+				if _, lerr := os.Lstat(filepath.Join(sc.sp.Dir(spool.Submitted), name)); lerr == nil {
+					later(sc.claimFailed(name, e, err, now))
+				}
 			}
-			later(sc.claimFailed(name, byName[name], err, now))
 		}
 		batch := sc.sp.Batch()
 		failed = append(failed, each(claims, func(c *spool.Claim) error { return judge(batch, c, sc.log) }), batch.Commit())

@@ -88,6 +88,7 @@ func (d *Stats) Run(ctx context.Context) error {
 		return err
 	}
 	defer release()
+	d.Heart.Idle() // it runs: its heartbeat may begin (probe rounds are not scans: a slow host is no hang)
 	store := d.Store
 	if store == nil {
 		var err error

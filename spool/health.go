@@ -53,12 +53,22 @@ type Heart struct {
 	b          Beat
 	last       time.Time
 	busySince  atomic.Int64 // unix ns a scan began; 0: waiting
+	// started is closed by the daemon's first Busy or Idle: it holds its
+	// lock and has recovered. Until then nothing is written, so that a
+	// second daemon of the same kind, which fails to take the lock, never
+	// overwrites the heartbeat of the one that runs.
+	started   chan struct{}
+	startOnce sync.Once
 }
 
-// Busy says the daemon began a scan.
+func (h *Heart) start() { h.startOnce.Do(func() { close(h.started) }) }
+
+// Busy says the daemon began a scan (and, the first time, that it runs:
+// it holds its lock and has recovered).
 func (h *Heart) Busy() {
 	if h != nil {
 		h.busySince.Store(time.Now().UnixNano())
+		h.start()
 	}
 }
 
@@ -66,6 +76,7 @@ func (h *Heart) Busy() {
 func (h *Heart) Idle() {
 	if h != nil {
 		h.busySince.Store(0)
+		h.start()
 	}
 }
 
@@ -75,6 +86,11 @@ func (h *Heart) Idle() {
 func (h *Heart) Run(ctx context.Context, fail func(error)) {
 	if h == nil {
 		return
+	}
+	select {
+	case <-ctx.Done():
+		return
+	case <-h.started:
 	}
 	t := time.NewTicker(HeartbeatEvery)
 	defer t.Stop()
@@ -99,7 +115,8 @@ func heartbeatFile(daemon string) string { return "heartbeat." + daemon + ".json
 func (s *Spool) Heart(d Daemon) *Heart {
 	host, _ := os.Hostname()
 	return &Heart{dir: s.Path(DirDB), stage: s.stage,
-		b: Beat{Daemon: string(d), PID: os.Getpid(), Host: host, StartedAt: time.Now().UTC(), EveryS: HeartbeatEvery.Seconds()}}
+		b:       Beat{Daemon: string(d), PID: os.Getpid(), Host: host, StartedAt: time.Now().UTC(), EveryS: HeartbeatEvery.Seconds()},
+		started: make(chan struct{})}
 }
 
 // Beat writes a beat unless one was written less than a second ago. The
@@ -108,6 +125,7 @@ func (h *Heart) Beat() error {
 	if h == nil {
 		return nil
 	}
+	h.start()
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	now := time.Now()
@@ -117,9 +135,15 @@ func (h *Heart) Beat() error {
 	return h.write(now, false)
 }
 
-// Stop writes a last beat that says the daemon stopped cleanly.
+// Stop writes a last beat that says the daemon stopped cleanly, if it had
+// started (see Busy).
 func (h *Heart) Stop() error {
 	if h == nil {
+		return nil
+	}
+	select {
+	case <-h.started:
+	default:
 		return nil
 	}
 	h.mu.Lock()

@@ -73,3 +73,43 @@ func TestStatus_DaemonHealth(t *testing.T) {
 		t.Errorf("status after kill -9 of sched:\n%s", out)
 	}
 }
+
+// A second daemon of a kind (init: nothing else of it fails before the
+// lock), which cannot take the lock, never writes its heartbeat: the one
+// that runs stays up.
+func TestHeartbeat_SecondDaemonLeavesTheFirstsBeat(t *testing.T) {
+	sp, _ := testSpool(t, 1)
+	_, logf := logFile(t, "sched")
+	first := startDaemon(t, sp, "init", logf)
+	defer first.signal(t, syscall.SIGTERM)
+	waitHealth(t, sp, "init", spool.HealthUp)
+	second := startDaemon(t, sp, "init", logf)
+	// While it tries, the heartbeat file must never name it.
+	deadline := time.After(20 * time.Second)
+	for gone := false; !gone; {
+		select {
+		case <-second.done:
+			gone = true
+		case <-deadline:
+			second.cmd.Process.Kill()
+			t.Fatal("a second init on the spool did not give up")
+		case <-time.After(5 * time.Millisecond):
+		}
+		hs, err := sp.Health(time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if hs[0].Beat != nil && hs[0].Beat.PID == second.cmd.Process.Pid {
+			t.Fatalf("the second init, which cannot take the lock, wrote the heartbeat: %+v", hs[0])
+		}
+	}
+	hs, err := sp.Health(time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, h := range hs {
+		if h.Daemon == "init" && (h.State != spool.HealthUp || h.Beat.PID != first.cmd.Process.Pid) {
+			t.Fatalf("after a second init gave up: %s, pid %d; want up, pid %d", h.State, h.Beat.PID, first.cmd.Process.Pid)
+		}
+	}
+}
