@@ -52,6 +52,11 @@ func (d *Init) Run(ctx context.Context) error {
 	}
 	defer release()
 	sp := d.Spool.As(spool.Init)
+	// msched submit checks with the bound init claims with, even when it
+	// cannot read the daemons' configuration.
+	if err := sp.PublishLimits(); err != nil {
+		log.Warn("cannot publish the bound on a job file; msched submit uses its own configuration's", "err", err)
+	}
 	// Before the first listing of submitted/, so that how every file that
 	// arrives from now on arrived is known.
 	arrivals, err := sp.Arrivals()

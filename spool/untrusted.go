@@ -1,17 +1,21 @@
 package spool
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/user"
+	"path/filepath"
 	"strconv"
 	"sync"
 	"syscall"
 	"unicode/utf8"
 
 	"golang.org/x/sys/unix"
+
+	"msched/atomicfile"
 )
 
 // submitted/ and control/ are written by every local user (doc.go, "Users
@@ -51,6 +55,49 @@ func (s *Spool) SetMaxJobFile(n int64) error {
 	}
 	s.maxJob = n
 	return nil
+}
+
+// limitsFile is where init publishes the bound it claims with
+// (db/limits.json, readable by every user), so that msched submit checks
+// the same bound when the daemons' configuration file is not readable by
+// the user (mode 0600 because it holds secrets).
+const limitsFile = "limits.json"
+
+type publishedLimits struct {
+	MaxJobBytes int64 `json:"max_job_bytes"`
+}
+
+// PublishLimits writes the bound on a job file this spool value has
+// (JobFileLimit) to db/limits.json, for UsePublishedLimits.
+func (s *Spool) PublishLimits() error {
+	b, err := json.Marshal(publishedLimits{MaxJobBytes: s.JobFileLimit()})
+	if err != nil {
+		return err
+	}
+	if err := atomicfile.Write(s.stage, s.Path(DirDB), limitsFile, append(b, '\n')); err != nil {
+		return fmt.Errorf("spool: publish limits: %w", err)
+	}
+	return nil
+}
+
+// UsePublishedLimits sets the bound on a job file to the one init
+// published (PublishLimits), which is what init claims with, and reports
+// whether there was one. No file (init never ran on this spool) is no
+// error.
+func (s *Spool) UsePublishedLimits() (bool, error) {
+	f, err := os.Open(filepath.Join(s.Path(DirDB), limitsFile))
+	if errors.Is(err, os.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("spool: limits: %w", err)
+	}
+	defer f.Close()
+	var l publishedLimits
+	if err := json.NewDecoder(io.LimitReader(f, 4096)).Decode(&l); err != nil {
+		return false, fmt.Errorf("spool: limits %s: %w", f.Name(), err)
+	}
+	return true, s.SetMaxJobFile(l.MaxJobBytes)
 }
 
 // JobFileLimit is the bound on a job file: SetMaxJobFile's, else MaxJobFile.

@@ -29,6 +29,11 @@ func openSpool(v *viper.Viper) (*spool.Spool, error) {
 	if err := sp.SetMaxJobFile(v.GetInt64("init.max_job_bytes")); err != nil {
 		return nil, fmt.Errorf("config: init.max_job_bytes: %w", err)
 	}
+	// The bound init claims with, as it published it at its start: a
+	// user's msched submit may not read the daemons' configuration.
+	if _, err := sp.UsePublishedLimits(); err != nil {
+		return nil, err
+	}
 	return sp, nil
 }
 

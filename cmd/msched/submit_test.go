@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -176,5 +177,33 @@ func TestSubmit_MaxJobBytesFromConfig(t *testing.T) {
 	var pe *spool.ParseError
 	if _, err := sp.CheckSubmission("x", []byte(job+strings.Repeat("#", spool.MaxJobFile))); !errors.As(err, &pe) {
 		t.Errorf("CheckSubmission of a file over the bound: %v", err)
+	}
+}
+
+// msched submit checks with the bound init claims with, as init published
+// it, when the user's own configuration says otherwise (the daemons'
+// msched.yaml is 0600 when it holds secrets: a user's submit cannot read
+// init.max_job_bytes there).
+func TestSubmit_UsesTheBoundInitPublished(t *testing.T) {
+	sp, dir := newSubmitSpool(t)
+	job := "command: [a]\n" + strings.Repeat("# comment\n", 300) // 3 KB
+	os.WriteFile("job.yaml", []byte(job), 0o644)
+	cmd := exec.Command(mschedBin, "daemon", "init")
+	cmd.Env = append(testEnv(dir), "MSCHED_INIT_MAX_JOB_BYTES=2048")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Signal(syscall.SIGTERM); cmd.Wait() }()
+	limits := filepath.Join(sp.Path(spool.DirDB), "limits.json")
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(limits); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("init did not publish its bound")
+		}
+	}
+	if _, err := mschedIn(t, dir, "submit", "job.yaml"); err == nil || !strings.Contains(err.Error(), "over the limit of 2048 bytes") {
+		t.Errorf("submit of %d bytes, init's bound 2048, the user's default 1 MiB: %v", len(job), err)
 	}
 }
