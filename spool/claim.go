@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -327,7 +328,10 @@ func (s *Spool) inAState(jid string) bool {
 		_, err := os.Lstat(filepath.Join(s.Dir(st), jid))
 		return err == nil
 	}
-	daemons := States[1:]
+	// exited/ too: a spool an older msched left may hold a job there until
+	// the reaper's start moves it to finished/ (RecoverExited), and init may
+	// start first.
+	daemons := append(slices.Clone(States[1:]), legacyExited)
 	for _, st := range daemons {
 		if in(st) {
 			return true

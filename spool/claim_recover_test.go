@@ -74,3 +74,38 @@ func TestRecoverClaimsWith_ReapedJobsAreNotJudgedAgain(t *testing.T) {
 		t.Errorf("%s queued again", reaped.JID)
 	}
 }
+
+// A claim whose job an older msched left in exited/ (before the reaper
+// owned finished/) is resolved as moved on, not judged again: init may
+// start before the reaper moves exited/ to finished/.
+func TestRecoverClaimsWith_JobInLegacyExited(t *testing.T) {
+	s := newSpool(t).As(Init)
+	name, err := s.Submit("job.yaml", []byte(validJob))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Claim(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := c.Job()
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := j.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := filepath.Join(s.Root(), string(legacyExited))
+	if err := os.MkdirAll(old, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(old, j.JID), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	none := func(context.Context, []string) (map[string]bool, error) { return map[string]bool{}, nil }
+	claims, done, err := s.RecoverClaimsWith(context.Background(), none)
+	if err != nil || len(claims) != 0 || len(done) != 0 {
+		t.Fatalf("%d claims to judge, done %v, err %v; want none: the job is in exited/", len(claims), done, err)
+	}
+}
