@@ -264,19 +264,15 @@ func (m *Mailer) Notify(_ context.Context, r Report) error {
 	now := time.Now()
 	e := &queued{file: queueFile(r.JID), Date: now, Report: r, Next: now,
 		MessageID: fmt.Sprintf("msched.%s.%d.%s@%s", safeName(r.JID), now.UnixNano(), randHex(4), m.cfg.Hostname)}
-	if _, err := m.message(e); err != nil { // a bad To: refused now, never retried
-		m.log.Error("report not mailed: bad address", "jid", r.JID, "to", r.To, "err", err)
-		return m.record(e, err, true, now)
-	}
 	m.mu.Lock()
 	closed := m.closed
 	m.mu.Unlock()
 	if closed {
 		return errors.New("notify: mail: mailer closed")
 	}
-	// Only Notify creates a JID's file, and the delivering goroutine marks
-	// it done before it removes it: a file or a mark seen here is this
-	// report's, handed over before.
+	// Only Notify creates a JID's file, and the delivering goroutine (or a
+	// bad address, below) marks it done before it removes it: a file or a
+	// mark seen here is this report's, handed over before.
 	for _, p := range []string{filepath.Join(m.queue, e.file), m.sentMark(r.JID)} {
 		switch _, err := os.Lstat(p); {
 		case err == nil:
@@ -285,6 +281,15 @@ func (m *Mailer) Notify(_ context.Context, r Report) error {
 		case !errors.Is(err, fs.ErrNotExist):
 			return fmt.Errorf("notify: mail: queue: %w", err)
 		}
+	}
+	if _, err := m.message(e); err != nil { // a bad To: refused now, never retried
+		m.log.Error("report not mailed: bad address", "jid", r.JID, "to", r.To, "err", err)
+		if err := m.record(e, err, true, now); err != nil {
+			return err
+		}
+		// Marked, so that a report handed over again (a reaper killed
+		// before it removed the job) is not recorded twice.
+		return m.mark(r.JID)
 	}
 	if err := m.store(e); err != nil {
 		return err
@@ -500,7 +505,17 @@ func (m *Mailer) sweep(cutoff time.Time) {
 // remove marks e done with and removes its queue file: a crash between
 // the two leaves both, and the report is tried again (at least once).
 func (m *Mailer) remove(e *queued) {
-	mark := m.sentMark(e.Report.JID)
+	if err := m.mark(e.Report.JID); err != nil {
+		// Without the mark a report handed over again is sent again.
+		m.log.Warn("mail queue: cannot mark report done", "jid", e.Report.JID, "err", err)
+	}
+	m.removeFile(e)
+}
+
+// mark leaves the mark that jid's report is done with (sent or given up),
+// durably.
+func (m *Mailer) mark(jid string) error {
+	mark := m.sentMark(jid)
 	f, err := os.OpenFile(mark, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err == nil {
 		err = f.Close()
@@ -508,11 +523,7 @@ func (m *Mailer) remove(e *queued) {
 	if err == nil {
 		err = atomicfile.SyncDir(filepath.Dir(mark))
 	}
-	if err != nil {
-		// Without the mark a report handed over again is sent again.
-		m.log.Warn("mail queue: cannot mark report done", "jid", e.Report.JID, "err", err)
-	}
-	m.removeFile(e)
+	return err
 }
 
 // removeFile removes e's queue file.
@@ -570,14 +581,23 @@ func (m *Mailer) load() error {
 	return nil
 }
 
+// appendLine appends line and a newline to path, whole or not at all: a
+// write that fails part-way (a full disk) is cut back, so that the next
+// line is not glued to a torn one.
 func appendLine(path string, line []byte) error {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o644)
 	if err != nil {
 		return err
 	}
-	_, err = f.Write(append(line, '\n'))
-	if serr := f.Sync(); err == nil {
-		err = serr
+	fi, err := f.Stat()
+	if err == nil {
+		_, err = f.Write(append(line, '\n'))
+		if err == nil {
+			err = f.Sync()
+		}
+		if err != nil {
+			_ = f.Truncate(fi.Size())
+		}
 	}
 	if cerr := f.Close(); err == nil {
 		err = cerr

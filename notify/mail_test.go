@@ -223,6 +223,11 @@ func TestMailer_NoAddressIsNotMailed(t *testing.T) {
 	if err := m.Notify(context.Background(), report("J000002", "x", "bob@")); err != nil {
 		t.Errorf("a malformed notify address: %v; want nil and a failure record", err)
 	}
+	// Handed over again (a reaper killed before it removed the job): not
+	// recorded twice.
+	if err := m.Notify(context.Background(), report("J000002", "x", "bob@")); err != nil {
+		t.Errorf("the same report again: %v", err)
+	}
 	if f := failures(t, db); len(f) != 1 || f[0].JID != "J000002" || !f[0].Permanent || f[0].Attempts != 0 {
 		t.Errorf("failures %+v; want J000002, permanent, no attempt", f)
 	}
