@@ -3,6 +3,7 @@ package daemons
 import (
 	"bufio"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -331,11 +332,20 @@ func (a *accounting) carried(dir string, keep map[string]bool) (jsonl, swf []byt
 	err = eachLine(filepath.Join(dir, AccountingJSONL), func(line []byte) {
 		if r, ok := ParseRecordLine(line); ok && keep[r.JID] {
 			recs = append(recs, r)
-			jsonl = append(append(jsonl, line...), '\n')
 		}
 	})
 	if err != nil {
 		return nil, nil, nil, err
+	}
+	// Written again from the records, not copied: a line that an older
+	// msched left torn, with the record glued after its torn start, goes
+	// into the new log whole.
+	for _, r := range recs {
+		b, err := json.Marshal(r)
+		if err != nil {
+			return nil, nil, nil, err
+		}
+		jsonl = append(append(jsonl, b...), '\n')
 	}
 	next = &accounting{inSWF: map[string]bool{}, inJSONL: map[string]bool{}, users: map[string]int{}, exes: map[string]int{}}
 	byJID := map[string]Record{}

@@ -2,6 +2,7 @@ package daemons
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -264,5 +265,40 @@ func TestRetention_RotateAgainAfterCrash(t *testing.T) {
 	}
 	if exists(path + ".3") {
 		t.Error("the generations moved up twice")
+	}
+}
+
+// A carried record is written again whole: a line an older msched left
+// torn, its record glued after the torn start, is not copied torn into
+// the new log.
+func TestRetention_CarriesATornLineWhole(t *testing.T) {
+	sp := newTestSpool(t)
+	db := sp.Path(spool.DirDB)
+	jid := "J000002"
+	torn := `{"jid":"J000002","na{"jid":"J000002","name":"d","state":"exited","swf_status":1}` + "\n"
+	if err := os.WriteFile(filepath.Join(db, AccountingJSONL), []byte(`{"jid":"J000001","state":"exited","swf_status":1}`+"\n"+torn), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	touch(t, filepath.Join(sp.Path(spool.DirTmp), "claim."+jid+".1700000000000000000.job.yaml"), time.Now())
+	acct, err := openAccounting(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer acct.close()
+	r := &retainer{Retention: Retention{AccountingBytes: 1, AccountingKeep: 1}}
+	if err := r.apply(context.Background(), sp, acct, testEnv(t, sp).logger("reaper"), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(db, AccountingJSONL))
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSuffix(string(b), "\n"), "\n")
+	if len(lines) != 1 {
+		t.Fatalf("new log %q, want %s's record alone", b, jid)
+	}
+	var rec Record
+	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil || rec.JID != jid || rec.Name != "d" {
+		t.Fatalf("new log's line %q: %v", lines[0], err)
 	}
 }
