@@ -51,9 +51,10 @@ type Config struct {
 	// Bad is the number of hostile files dropped among them (default 20),
 	// of every kind in turn (see hostileKinds).
 	Bad int
-	// Kills is the number of SIGKILLs (default 20): each of a random
-	// daemon, a random running job's shepherd, or run and a shepherd
-	// together, at random instants while jobs are submitted and running;
+	// Kills is the number of kills (default 20): each of a random daemon,
+	// a random running job's shepherd (a random daemon when no job runs),
+	// or run and a shepherd together, at random instants while jobs are
+	// submitted and running;
 	// a killed daemon is restarted after up to MaxDown (default 1.5 s).
 	Kills   int
 	MaxDown time.Duration
@@ -560,10 +561,14 @@ func (r *run) killAll(ctx context.Context, t0 time.Time, at []time.Duration, vic
 			if jid := r.killShepherd(picks[i]); jid != "" {
 				r.say("killed the shepherd of %s", jid)
 				r.count1("shepherd")
-			} else {
-				r.say("no shepherd to kill")
+				continue
 			}
-			continue
+			// No job running: the kill goes to a daemon, so that every
+			// kill is one.
+			v = Daemons[picks[i]%len(Daemons)]
+			r.kill(v)
+			r.say("no shepherd to kill; killed %s", v)
+			r.count1(v)
 		case "run+shepherd":
 			r.kill("run")
 			jid := r.killShepherd(picks[i])
