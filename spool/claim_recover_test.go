@@ -80,18 +80,7 @@ func TestRecoverClaimsWith_ReapedJobsAreNotJudgedAgain(t *testing.T) {
 // start before the reaper moves exited/ to finished/.
 func TestRecoverClaimsWith_JobInLegacyExited(t *testing.T) {
 	s := newSpool(t).As(Init)
-	name, err := s.Submit("job.yaml", []byte(validJob))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.Claim(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := c.Job()
-	if err != nil {
-		t.Fatal(err)
-	}
+	j := place(t, s, Submitted) // its claim stays in tmp/
 	data, err := j.Marshal()
 	if err != nil {
 		t.Fatal(err)
