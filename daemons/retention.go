@@ -105,7 +105,10 @@ func (r *retainer) apply(ctx context.Context, sp *spool.Spool, acct *accounting,
 		}
 	}
 	if r.OutputAge > 0 {
-		inSpool, err := jidsInSpool(sp)
+		// Two passes, as Spool.Find looks: a job that moves from a
+		// directory not yet listed to one already listed is missed by one
+		// pass, not by two.
+		inSpool, err := jidsIn(sp, spool.States[1:], 2)
 		if err != nil {
 			errs = append(errs, err)
 		} else {
@@ -181,45 +184,6 @@ func unchangedSince(path string, isDir bool, cutoff time.Time) bool {
 	return true
 }
 
-// jidsInSpool is the set of JIDs with a job file in a state directory. Two
-// passes, as Spool.Find looks: a job that moves from a directory not yet
-// listed to one already listed is missed by one pass, not by two.
-func jidsInSpool(sp *spool.Spool) (map[string]bool, error) {
-	in := map[string]bool{}
-	for range 2 {
-		for _, st := range spool.States[1:] {
-			es, err := sp.List(st)
-			if err != nil {
-				return nil, err
-			}
-			for _, e := range es {
-				in[e.Name] = true
-			}
-		}
-	}
-	return in, nil
-}
-
-// claimedJIDs is the set of JIDs with a claim in tmp/: tmp/claim.<JID>.…,
-// the name spool.Claim gives (spool/doc.go, "Submissions and claims").
-func claimedJIDs(sp *spool.Spool) (map[string]bool, error) {
-	des, err := os.ReadDir(sp.Path(spool.DirTmp))
-	if err != nil {
-		return nil, err
-	}
-	in := map[string]bool{}
-	for _, de := range des {
-		rest, ok := strings.CutPrefix(de.Name(), "claim.")
-		if !ok {
-			continue
-		}
-		if jid, _, _ := strings.Cut(rest, "."); spool.ValidJID(jid) {
-			in[jid] = true
-		}
-	}
-	return in, nil
-}
-
 // rotate rotates the accounting logs if one is over AccountingBytes (see
 // Retention), and reopens acct's files on the new logs.
 func (r *retainer) rotate(sp *spool.Spool, acct *accounting) (bool, error) {
@@ -233,15 +197,19 @@ func (r *retainer) rotate(sp *spool.Spool, acct *accounting) (bool, error) {
 	if r.AccountingBytes <= 0 || acct.jsonl.size <= r.AccountingBytes && acct.swf.size <= r.AccountingBytes {
 		return false, nil
 	}
-	keep := map[string]bool{}
-	for _, set := range []func(*spool.Spool) (map[string]bool, error){claimedJIDs, reapable} {
-		s, err := set(sp)
-		if err != nil {
-			return false, err
-		}
-		for jid := range s {
-			keep[jid] = true
-		}
+	// Carried: the records that a restarted reaper (the jobs in
+	// spool.Removable, recorded maybe and not yet removed) and init's
+	// recovery (the JIDs with a claim in tmp/) still look up.
+	keep, err := jidsIn(sp, spool.Removable, 1)
+	if err != nil {
+		return false, err
+	}
+	claimed, err := sp.ClaimedJIDs()
+	if err != nil {
+		return false, err
+	}
+	for _, jid := range claimed {
+		keep[jid] = true
 	}
 	jsonl, swf, next, err := acct.carried(dir, keep)
 	if err != nil {
@@ -272,23 +240,6 @@ func (r *retainer) switchTo(dir string, acct *accounting, next *accounting) erro
 	err := acct.reopen(dir)
 	r.reopen = err != nil
 	return err
-}
-
-// reapable is the set of JIDs in the states the reaper reports from
-// (spool.Removable): recorded, maybe,
-// and not yet removed.
-func reapable(sp *spool.Spool) (map[string]bool, error) {
-	in := map[string]bool{}
-	for _, st := range spool.Removable {
-		es, err := sp.List(st)
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range es {
-			in[e.Name] = true
-		}
-	}
-	return in, nil
 }
 
 // rotateFile makes dir/name generation 1 (the older ones move up, the one
@@ -446,4 +397,22 @@ func eachLine(path string, fn func([]byte)) error {
 			return err
 		}
 	}
+}
+
+// jidsIn is the set of JIDs with a job file in one of states, listed
+// passes times.
+func jidsIn(sp *spool.Spool, states []spool.State, passes int) (map[string]bool, error) {
+	in := map[string]bool{}
+	for range passes {
+		for _, st := range states {
+			es, err := sp.List(st)
+			if err != nil {
+				return nil, err
+			}
+			for _, e := range es {
+				in[e.Name] = true
+			}
+		}
+	}
+	return in, nil
 }

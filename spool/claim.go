@@ -359,7 +359,9 @@ func (s *Spool) claimFiles() ([]string, error) {
 	return out, nil
 }
 
-func (s *Spool) claimNames() ([]string, error) {
+// ClaimedJIDs are the JIDs of the claims in tmp/ (claimed submissions not
+// yet moved on, or whose claim's removal a crash lost).
+func (s *Spool) ClaimedJIDs() ([]string, error) {
 	fs, err := s.claimFiles()
 	for i, f := range fs {
 		fs[i], _, _, _ = splitClaim(f)

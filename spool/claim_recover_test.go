@@ -53,7 +53,7 @@ func TestRecoverClaimsWith_ReapedJobsAreNotJudgedAgain(t *testing.T) {
 	if err == nil || len(claims) != 0 || len(done) != 0 {
 		t.Fatalf("reaped failing: %d claims, done %v, err %v; want none and an error", len(claims), done, err)
 	}
-	if left, _ := s.claimNames(); !slices.Equal(left, []string{reaped.JID, fresh.JID}) {
+	if left, _ := s.ClaimedJIDs(); !slices.Equal(left, []string{reaped.JID, fresh.JID}) {
 		t.Fatalf("claims left %v; want %s's removed (its job is queued) and the two others kept", left, queued.JID)
 	}
 
@@ -67,7 +67,7 @@ func TestRecoverClaimsWith_ReapedJobsAreNotJudgedAgain(t *testing.T) {
 	if !slices.Equal(done, []string{reaped.JID}) || len(claims) != 1 || claims[0].JID != fresh.JID {
 		t.Fatalf("done %v, claims %v; want %s done and %s to judge", done, claims, reaped.JID, fresh.JID)
 	}
-	if left, _ := s.claimNames(); !slices.Equal(left, []string{fresh.JID}) {
+	if left, _ := s.ClaimedJIDs(); !slices.Equal(left, []string{fresh.JID}) {
 		t.Errorf("claims left %v; want only %s's", left, fresh.JID)
 	}
 	if _, err := os.Lstat(filepath.Join(s.Dir(Queued), reaped.JID)); err == nil {

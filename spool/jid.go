@@ -137,7 +137,7 @@ func (s *Spool) highestJID() (int64, error) {
 			}
 		}
 	}
-	cs, err := s.claimNames()
+	cs, err := s.ClaimedJIDs()
 	if err != nil {
 		return 0, err
 	}
