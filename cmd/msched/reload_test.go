@@ -3,7 +3,6 @@ package main
 import (
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -25,7 +24,7 @@ func TestReload_SIGHUP(t *testing.T) {
 	if err := os.WriteFile(conf, []byte("policy: easy\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	up := startUp(t, sp, logf)
+	up := startMsched(t, sp, logf, "up", "up", "--web", "off")
 	defer func() { up.cmd.Process.Kill(); <-up.done }()
 	logHas := func(what string, within time.Duration) {
 		t.Helper()
@@ -71,18 +70,4 @@ func TestReload_SIGHUP(t *testing.T) {
 		t.Fatalf("the two-host job wrote %q (%v), want 2", b, err)
 	}
 	up.signal(t, syscall.SIGTERM)
-}
-
-// startUp starts `msched up --web off` on the spool.
-func startUp(t *testing.T, sp *spool.Spool, log *os.File) *daemonProc {
-	t.Helper()
-	cmd := exec.Command(mschedBin, "up", "--web", "off")
-	cmd.Env = testEnv(sp.Root())
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &daemonProc{name: "up", cmd: cmd, done: make(chan struct{})}
-	go func() { cmd.Wait(); close(p.done) }()
-	return p
 }

@@ -24,7 +24,14 @@ type daemonProc struct {
 // a log printed if the test fails.
 func startDaemon(t *testing.T, sp *spool.Spool, name string, log *os.File) *daemonProc {
 	t.Helper()
-	cmd := exec.Command(mschedBin, "daemon", name)
+	return startMsched(t, sp, log, name, "daemon", name)
+}
+
+// startMsched starts `msched args…` on the spool, named name; its output
+// goes to log.
+func startMsched(t *testing.T, sp *spool.Spool, log *os.File, name string, args ...string) *daemonProc {
+	t.Helper()
+	cmd := exec.Command(mschedBin, args...)
 	cmd.Env = testEnv(sp.Root())
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {
