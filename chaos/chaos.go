@@ -416,7 +416,7 @@ func (r *run) submitAll(ctx context.Context, subs []submission) error {
 			if s.kind == "" {
 				_, err = r.sp.Submit(s.file, s.data)
 			} else {
-				err = r.hostile(ctx, s)
+				err = r.hostile(s)
 			}
 			if err == nil {
 				break
@@ -517,7 +517,7 @@ func writeNew(p string, b []byte) error {
 }
 
 // hostile makes s's file in submitted/.
-func (r *run) hostile(_ context.Context, s submission) error {
+func (r *run) hostile(s submission) error {
 	for _, k := range hostileKinds {
 		if k.name == s.kind {
 			err := k.make(filepath.Join(r.sp.Dir(spool.Submitted), s.file), s.data)
