@@ -20,10 +20,12 @@ type alignScratch struct {
 	// a task's row is made when it is first aligned on one host, so that
 	// only one-host tasks pay for it.
 	oneTime [][]float64
+	full    []bool // per task: its oneTime row is complete (see timesOf)
 }
 
 func (x *alignScratch) resize(n, m, w int) {
 	x.oneTime = make([][]float64, n)
+	x.full = make([]bool, n)
 	x.free = make([]float64, m)
 	x.byFree = make([]int, m)
 	x.merged = make([]int, m)
@@ -161,6 +163,21 @@ func (x *alignScratch) timeOn(t *Task, j, h int) float64 {
 	x.one.Set(h)
 	row[h] = t.Time(x.one)
 	return row[h]
+}
+
+// timesOf is task t's (index j) run times on each host alone, all asked at
+// once: the local search scans whole rows. A disallowed host's entry is
+// whatever Runtime says; callers check Allowed.
+func (x *alignScratch) timesOf(t *Task, j int) []float64 {
+	row := x.oneTime[j]
+	if row == nil || !x.full[j] {
+		for h := range x.free {
+			x.timeOn(t, j, h)
+		}
+		x.full[j] = true
+		row = x.oneTime[j]
+	}
+	return row
 }
 
 // Align returns a copy of c whose mapping part gives every task, in c's

@@ -41,6 +41,19 @@ type Config struct {
 	// Lamarckian alignment step (see align) before it is evaluated, at the
 	// price of one more evaluation.
 	AlignRate float64
+	// LocalSearch is the probability that a new offspring is improved by
+	// the local search (see localSearch) before it is evaluated: the
+	// memetic step. Unlike the rates above, zero means never: the paper's
+	// experiments compare optimisers at equal numbers of decodes, and a
+	// descent's moves are priced from host loads, not decoded, so it would
+	// be work they do not count.
+	LocalSearch float64
+	// Stall, if positive, is the number of generations without a better
+	// best after which the population is renewed (a cataclysm, see
+	// cataclysm): every individual but the best is replaced by a copy of
+	// the best with a share of its tasks moved to random hosts, then
+	// descended if LocalSearch is on. Zero means never.
+	Stall int
 	// Cost is the cost minimised.
 	Cost CostKind
 	// TieBreak ranks schedules of equal cost by how early their tasks start
@@ -72,7 +85,12 @@ func (c *Config) defaults() error {
 	c.CrossoverRate = math.Max(c.CrossoverRate, 0)
 	c.MutationRate = math.Max(c.MutationRate, 0)
 	c.AlignRate = math.Max(c.AlignRate, 0)
+	c.LocalSearch = math.Max(c.LocalSearch, 0)
 	switch {
+	case c.LocalSearch > 1 || math.IsNaN(c.LocalSearch):
+		return fmt.Errorf("ga: local search rate %g, want [0, 1]", c.LocalSearch)
+	case c.Stall < 0:
+		return fmt.Errorf("ga: stall of %d generations, want 0 (never) or more", c.Stall)
 	case c.Population < 2:
 		return fmt.Errorf("ga: population of %d, want at least 2", c.Population)
 	case c.CrossoverRate > 1 || c.MutationRate > 1 || c.AlignRate > 1 ||
@@ -145,6 +163,9 @@ type GA struct {
 	choices   []int
 	parent    []int
 	align     []bool   // per offspring slot: gets the alignment step
+	local     []bool   // per offspring slot: gets the local search
+	stall     int      // generations since the best improved
+	oneHost   bool     // every task of the problem runs on one host
 	cand      []int    // survive: candidates (parents 0..N-1, offspring N+i)
 	hash      []uint64 // survive: per candidate
 	keep      []int    // survive: the survivors
@@ -173,7 +194,7 @@ func New(p *Problem, cfg Config, rng *rand.Rand) (*GA, error) {
 		cfg: cfg, rng: rng, ev: NewEvaluator(p, cfg.Cost),
 		best: -1, bestCost: math.Inf(1),
 		cost: make([]float64, n), fit: make([]float64, n),
-		choices: make([]int, n-1), parent: make([]int, n), align: make([]bool, n),
+		choices: make([]int, n-1), parent: make([]int, n), align: make([]bool, n), local: make([]bool, n),
 		cand: make([]int, 0, 2*n), hash: make([]uint64, 2*n), keep: make([]int, 0, n),
 	}
 	g.ev.tie = cfg.TieBreak
@@ -205,6 +226,12 @@ func (g *GA) makeIndividuals(n int) (eaopt.Individuals, []*Genome) {
 }
 
 func (g *GA) snapshot(p *Problem) {
+	g.oneHost = true
+	for _, t := range p.Tasks {
+		if p.MaxHosts(t) != 1 {
+			g.oneHost = false
+		}
+	}
 	g.tasks = append(g.tasks[:0], p.Tasks...)
 	g.hosts = p.Hosts
 }
@@ -281,17 +308,26 @@ func (g *GA) step(ctx context.Context, limit int) error {
 	// mate is passed by value), so the mate is marked here.
 	for i := 1; i+1 < n; i += 2 {
 		if g.rng.Float64() < g.cfg.CrossoverRate {
-			nxt[i].Crossover(nxt[i+1], g.rng)
+			if g.cfg.LocalSearch > 0 && g.oneHost {
+				crossGreedy(g.ev.p, &g.sgs[i].Chromosome, &g.sgs[i+1].Chromosome, &g.ev.l, &g.ev.r, g.rng)
+			} else {
+				nxt[i].Crossover(nxt[i+1], g.rng)
+			}
 			nxt[i+1].Evaluated = false
 		}
 	}
 	for i := 1; i < n; i++ {
-		if g.rng.Float64() < g.cfg.MutationRate {
-			mutateMoves(g.ev.p, &g.sgs[i].Chromosome, g.rng)
-			nxt[i].Evaluated = false
-		}
 		// Decided here for every slot, so that the draws do not depend on
 		// where a cancellation falls.
+		g.local[i] = g.cfg.LocalSearch > 0 && g.rng.Float64() < g.cfg.LocalSearch
+		if g.rng.Float64() < g.cfg.MutationRate {
+			if g.local[i] && g.oneHost {
+				kick(g.ev.p, &g.sgs[i].Chromosome, DefaultKick, g.rng)
+			} else {
+				mutateMoves(g.ev.p, &g.sgs[i].Chromosome, g.rng)
+			}
+			nxt[i].Evaluated = false
+		}
 		g.align[i] = g.rng.Float64() < g.cfg.AlignRate
 	}
 
@@ -317,12 +353,21 @@ func (g *GA) step(ctx context.Context, limit int) error {
 			align(g.ev.p, &g.sgs[i].Chromosome, &g.ev.r)
 			g.ev.evals++ // align's list-scheduling pass is a decode
 		}
+		if g.local[i] {
+			localSearch(g.ev.p, &g.sgs[i].Chromosome, &g.ev.l, &g.ev.r, math.Inf(-1), g.rng)
+		}
 		_ = nxt[i].Evaluate() // a Genome's Evaluate never fails
 		g.improved(nxt[i].Fitness, bestCost)
 		bestCost = math.Min(bestCost, nxt[i].Fitness)
 	}
+	before := g.bestCost
 	g.survive()
 	g.pop.Generations++
+	if g.bestCost < before {
+		g.stall = 0
+	} else if g.stall++; g.cfg.Stall > 0 && g.stall >= g.cfg.Stall {
+		g.cataclysm()
+	}
 	if stopped {
 		return ctx.Err()
 	}
@@ -531,4 +576,45 @@ func (g *GA) match(p *Problem) []int {
 		}
 	}
 	return oldOf
+}
+
+// cataclysmShare is the share of tasks a cataclysm moves to random hosts in
+// each copy of the best (see Config.Stall and docs/memetic.md).
+const cataclysmShare = 0.1
+
+// cataclysm renews the population around its best (slot 0, after survive):
+// every other individual becomes a copy of the best with about
+// cataclysmShare of its tasks moved to random hosts and, when the local
+// search is on, descended again. They are evaluated by the next step, like
+// an initial population, so a cancellation cannot leave one unevaluated and
+// counted.
+func (g *GA) cataclysm() {
+	p := g.ev.p
+	n := len(p.Tasks)
+	kick := max(1, int(cataclysmShare*float64(n)+0.5))
+	best := &g.gs[0].Chromosome
+	for i := 1; i < len(g.gs); i++ {
+		c := &g.gs[i].Chromosome
+		copyChrom(c, best)
+		for range kick {
+			j := g.rng.Intn(n)
+			hostMove(p, p.Tasks[j], c.Map[j], g.rng)
+		}
+		if g.cfg.LocalSearch > 0 {
+			localSearch(p, c, &g.ev.l, &g.ev.r, math.Inf(1), g.rng)
+		}
+		g.pop.Individuals[i].Evaluated = false
+	}
+	g.ready, g.stall = false, 0
+}
+
+// Memetic returns the GA's setting for problems whose tasks each run on one
+// host (Braun's ETC problem; `msched bench etc`): a small population whose
+// every offspring is descended by the local search, crossover by
+// crossGreedy (half the pairs), mutation by a kick of DefaultKick host
+// moves, no alignment (on one-host tasks it would replace the mapping by a
+// list schedule in string order), and a cataclysm after 30 generations
+// without progress. docs/memetic.md has the experiments that chose it.
+func Memetic(cost CostKind) Config {
+	return Config{Population: 8, CrossoverRate: 0.5, AlignRate: -1, LocalSearch: 1, Stall: 30, Cost: cost}
 }

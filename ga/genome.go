@@ -19,6 +19,7 @@ type Evaluator struct {
 	s     Schedule
 	x     crossScratch
 	r     alignScratch
+	l     localScratch
 }
 
 // NewEvaluator returns an Evaluator for p under cost k.
@@ -33,6 +34,7 @@ func (e *Evaluator) setProblem(p *Problem) {
 	e.p = p
 	e.x.resize(len(p.Tasks), p.Words())
 	e.r.resize(len(p.Tasks), p.Hosts, p.Words())
+	e.l.resize(len(p.Tasks), p.Hosts, p.Words())
 }
 
 // Problem is the problem genomes are evaluated against.
