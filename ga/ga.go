@@ -165,7 +165,6 @@ type GA struct {
 	align     []bool   // per offspring slot: gets the alignment step
 	local     []bool   // per offspring slot: gets the local search
 	stall     int      // generations since the best improved
-	oneHost   bool     // every task of the problem runs on one host
 	cand      []int    // survive: candidates (parents 0..N-1, offspring N+i)
 	hash      []uint64 // survive: per candidate
 	keep      []int    // survive: the survivors
@@ -226,12 +225,6 @@ func (g *GA) makeIndividuals(n int) (eaopt.Individuals, []*Genome) {
 }
 
 func (g *GA) snapshot(p *Problem) {
-	g.oneHost = true
-	for _, t := range p.Tasks {
-		if p.MaxHosts(t) != 1 {
-			g.oneHost = false
-		}
-	}
 	g.tasks = append(g.tasks[:0], p.Tasks...)
 	g.hosts = p.Hosts
 }
@@ -308,7 +301,7 @@ func (g *GA) step(ctx context.Context, limit int) error {
 	// mate is passed by value), so the mate is marked here.
 	for i := 1; i+1 < n; i += 2 {
 		if g.rng.Float64() < g.cfg.CrossoverRate {
-			if g.cfg.LocalSearch > 0 && g.oneHost {
+			if g.cfg.LocalSearch > 0 && g.ev.oneHost {
 				crossGreedy(g.ev.p, &g.sgs[i].Chromosome, &g.sgs[i+1].Chromosome, &g.ev.l, &g.ev.r, g.rng)
 			} else {
 				nxt[i].Crossover(nxt[i+1], g.rng)
@@ -321,7 +314,7 @@ func (g *GA) step(ctx context.Context, limit int) error {
 		// where a cancellation falls.
 		g.local[i] = g.cfg.LocalSearch > 0 && g.rng.Float64() < g.cfg.LocalSearch
 		if g.rng.Float64() < g.cfg.MutationRate {
-			if g.local[i] && g.oneHost {
+			if g.local[i] && g.ev.oneHost {
 				kick(g.ev.p, &g.sgs[i].Chromosome, DefaultKick, g.rng)
 			} else {
 				mutateMoves(g.ev.p, &g.sgs[i].Chromosome, g.rng)
@@ -601,7 +594,7 @@ func (g *GA) cataclysm() {
 			hostMove(p, p.Tasks[j], c.Map[j], g.rng)
 		}
 		if g.cfg.LocalSearch > 0 {
-			localSearch(p, c, &g.ev.l, &g.ev.r, math.Inf(1), g.rng)
+			localSearch(p, c, &g.ev.l, &g.ev.r, math.Inf(-1), g.rng)
 		}
 		g.pop.Individuals[i].Evaluated = false
 	}

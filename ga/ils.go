@@ -37,10 +37,7 @@ type ILS struct {
 	curCost  float64
 	best     *Chromosome
 	bestCost float64
-	evals    int
-	s        Schedule
-	l        localScratch
-	x        alignScratch
+	ev       *Evaluator // decodes, counts, and holds the search's scratch
 }
 
 var _ Optimizer = (*ILS)(nil)
@@ -63,15 +60,14 @@ func NewILS(p *Problem, start *Chromosome, cfg ILSConfig, rng *rand.Rand) (*ILS,
 	Repair(p, a.cur, rng)
 	a.can = a.cur.Clone()
 	a.best = a.cur.Clone()
-	a.l.resize(len(p.Tasks), p.Hosts, p.Words())
-	a.x.resize(len(p.Tasks), p.Hosts, p.Words())
+	a.ev = NewEvaluator(p, cfg.Cost)
 	return a, nil
 }
 
 // Run iterates until maxEvals evaluations or ctx is done.
 func (a *ILS) Run(ctx context.Context, maxEvals int) error {
 	done := ctx.Done()
-	for a.evals < maxEvals {
+	for a.ev.evals < maxEvals {
 		select {
 		case <-done:
 			return ctx.Err()
@@ -82,9 +78,8 @@ func (a *ILS) Run(ctx context.Context, maxEvals int) error {
 		if !first {
 			kick(a.p, a.can, a.cfg.Kick, a.rng)
 		}
-		localSearch(a.p, a.can, &a.l, &a.x, math.Inf(-1), a.rng)
-		a.evals++
-		c := Evaluate(a.p, a.can, a.cfg.Cost, &a.s)
+		localSearch(a.p, a.can, &a.ev.l, &a.ev.r, math.Inf(-1), a.rng)
+		c := a.ev.Evaluate(a.can)
 		if c <= a.curCost {
 			a.cur, a.can, a.curCost = a.can, a.cur, c
 		}
@@ -92,7 +87,7 @@ func (a *ILS) Run(ctx context.Context, maxEvals int) error {
 			a.bestCost = c
 			copyChrom(a.best, a.cur)
 			if a.cfg.Trace != nil {
-				a.cfg.Trace(a.evals, c)
+				a.cfg.Trace(a.ev.evals, c)
 			}
 		}
 	}
@@ -108,7 +103,7 @@ func (a *ILS) Best() (*Chromosome, float64) {
 }
 
 // Evaluations is the number of descents made.
-func (a *ILS) Evaluations() int { return a.evals }
+func (a *ILS) Evaluations() int { return a.ev.evals }
 
 // copyChrom overwrites dst with src; both are of one problem.
 func copyChrom(dst, src *Chromosome) {

@@ -46,6 +46,8 @@ type localScratch struct {
 	one  []int32   // per task: its host if it runs on one, else -1
 	row  Bits      // a candidate set
 	m    int
+	// sorted: every list of on is in longerFirst order (see sort).
+	sorted bool
 
 	diff         []int32 // crossGreedy: the tasks the parents place apart
 	hostA, hostB []int32 // crossGreedy: each parent's host per task
@@ -89,9 +91,19 @@ func (l *localScratch) build(p *Problem, c *Chromosome, x *alignScratch) {
 			}
 		}
 	}
+	l.sorted = false
+}
+
+// sort puts the lists on in longerFirst order, which swaps need and moves
+// do not; moveTask keeps them so from then on.
+func (l *localScratch) sort() {
+	if l.sorted {
+		return
+	}
 	for _, on := range l.on {
 		slices.SortFunc(on, l.longerFirst)
 	}
+	l.sorted = true
 }
 
 // longerFirst orders tasks by decreasing run time, then index: the order of
@@ -245,6 +257,13 @@ func (l *localScratch) moveTask(c *Chromosome, j, from, h int, r float64) {
 	b.Clear(from)
 	b.Set(h)
 	l.run[j] = r
+	if l.one[j] >= 0 {
+		l.one[j] = int32(h)
+	}
+	if !l.sorted {
+		l.on[h] = append(l.on[h], int32(j))
+		return
+	}
 	l.on[h] = l.insert(l.on[h], j)
 	if r != rj && l.one[j] < 0 {
 		// The task's other hosts keep it, at its new run time.
@@ -256,14 +275,12 @@ func (l *localScratch) moveTask(c *Chromosome, j, from, h int, r float64) {
 			}
 		}
 	}
-	if l.one[j] >= 0 {
-		l.one[j] = int32(h)
-	}
 }
 
 // removeTask takes task j out of list s, keeping the order of the rest.
 func removeTask(s []int32, j int) []int32 {
-	return slices.Delete(s, slices.Index(s, int32(j)), slices.Index(s, int32(j))+1)
+	i := slices.Index(s, int32(j))
+	return slices.Delete(s, i, i+1)
 }
 
 // insert puts task j into list s at its place by longerFirst.
@@ -275,6 +292,7 @@ func (l *localScratch) insert(s []int32, j int) []int32 {
 // bestSwap takes the best swap of a one-host task on crit with a one-host
 // task on another host, if one helps.
 func (l *localScratch) bestSwap(p *Problem, c *Chromosome, x *alignScratch, crit int, rng *rand.Rand) bool {
+	l.sort()
 	lc := l.load[crit]
 	limit := lc - localEps*math.Abs(lc)
 	bestVal, bestJ, bestK, ties := math.Inf(1), -1, -1, 0

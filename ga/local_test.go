@@ -4,6 +4,7 @@ import (
 	"context"
 	"math"
 	"math/rand"
+	"slices"
 	"testing"
 )
 
@@ -35,6 +36,29 @@ func msLoads(p *Problem, c *Chromosome) []float64 {
 		}
 	}
 	return load
+}
+
+// msCheckLists fails the test unless l's per-host task lists hold exactly
+// the tasks whose rows hold the host (in longerFirst order once sorted).
+func msCheckLists(t *testing.T, p *Problem, c *Chromosome, l *localScratch) {
+	t.Helper()
+	for h, on := range l.on {
+		n := 0
+		for j, b := range c.Map {
+			if b.Has(h) {
+				n++
+				if !slices.Contains(on, int32(j)) {
+					t.Fatalf("host %d: task %d missing from its list", h, j)
+				}
+			}
+		}
+		if n != len(on) {
+			t.Fatalf("host %d: list of %d tasks, %d hold it", h, len(on), n)
+		}
+		if l.sorted && !slices.IsSortedFunc(on, l.longerFirst) {
+			t.Fatalf("host %d: list not in longerFirst order", h)
+		}
+	}
 }
 
 func msMax(v []float64) float64 {
@@ -82,6 +106,7 @@ func TestLocalSearchOneHost(t *testing.T) {
 		l, x := msNewLocal(p)
 		steps := localSearch(p, c, l, x, math.Inf(1), rng)
 		msMustLegal(t, p, c, "after local search")
+		msCheckLists(t, p, c, l)
 		after := Evaluate(p, c, MS, &s)
 		if after > before {
 			t.Fatalf("trial %d: makespan rose from %g to %g", trial, before, after)
@@ -143,6 +168,7 @@ func TestLocalSearchMultiHost(t *testing.T) {
 		l, x := msNewLocal(p)
 		localSearch(p, c, l, x, math.Inf(1), rng)
 		msMustLegal(t, p, c, "after local search")
+		msCheckLists(t, p, c, l)
 		want := msLoads(p, c)
 		for h := range want {
 			if math.Abs(want[h]-l.load[h]) > 1e-6*want[h] {
