@@ -27,6 +27,9 @@ type ConvergenceConfig struct {
 	Seed        int64       // instance seed; run r of every method uses Seed+1+r
 	Cost        ga.CostKind // default MS: Fig. 3 plots makespan
 	Workers     int         // runs in parallel; default GOMAXPROCS
+	// LocalSearch is the GA's Config.LocalSearch (0: none, the paper's
+	// GA; its descents are not counted as evaluations).
+	LocalSearch float64
 }
 
 // Stat is a mean and standard deviation over runs.
@@ -204,7 +207,7 @@ func convRun(ctx context.Context, method string, p *ga.Problem, cfg ConvergenceC
 	var err error
 	switch method {
 	case "ga":
-		opt, err = ga.New(p, ga.Config{Cost: cfg.Cost, Trace: trace}, rng)
+		opt, err = ga.New(p, ga.Config{Cost: cfg.Cost, LocalSearch: cfg.LocalSearch, Trace: trace}, rng)
 	case "sa":
 		opt, err = ga.NewSA(p, ga.SAConfig{Cost: cfg.Cost, Trace: trace}, rng)
 	case "random":

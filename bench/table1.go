@@ -54,6 +54,7 @@ type Table1Config struct {
 	HorizonTasks float64   `json:"horizon_tasks"` // horizon in units of S; default 250
 	Generations  int       `json:"generations"`   // GA generations per decision; default policy.DefaultGens
 	Seed         int64     `json:"seed"`          // task stream seed; the GAs use Seed too
+	LocalSearch  float64   `json:"local_search"`  // the GAs' share of offspring descended by local search; default 0
 	Workers      int       `json:"-"`             // simulations in parallel; default GOMAXPROCS
 	Policies     []string  `json:"policies"`      // default fifo, fifo-peak, ga-ms, ga-xms, ga-xms-continuous
 }
@@ -215,7 +216,7 @@ func table1Run(ctx context.Context, cfg Table1Config, name string, size, horizon
 		return sim.Metrics{}, err
 	}
 	p, err := policy.New(pol, policy.Options{Predictor: s.Predictor(), Seed: cfg.Seed,
-		Generations: cfg.Generations, Window: cfg.Backlog})
+		Generations: cfg.Generations, Window: cfg.Backlog, LocalSearch: cfg.LocalSearch})
 	if err != nil {
 		return sim.Metrics{}, err
 	}
@@ -234,7 +235,7 @@ func (r *Table1Result) Table(w io.Writer) error {
 	fmt.Fprintf(w, "  fifo: arrival order, each task on its submitter's request, uniform on 1..%d (no knowledge of t(i));\n", c.Nodes)
 	fmt.Fprintf(w, "  fifo-peak: arrival order, each task on i*; the GAs choose every task's nodes from t(i)\n")
 	fmt.Fprintf(w, "  closed queue: %d tasks always waiting; horizon %g·S simulated seconds; seed %d\n", c.Backlog, c.HorizonTasks, c.Seed)
-	fmt.Fprintf(w, "  GA: population 60, window %d, %d generations per decision (after each submission and termination, and again after one that started a task)\n\n", c.Backlog, c.Generations)
+	fmt.Fprintf(w, "  GA: population 60, window %d, %d generations per decision (after each submission and termination, and again after one that started a task), local search on %g of offspring\n\n", c.Backlog, c.Generations, c.LocalSearch)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	head := []string{"policy"}
 	for _, s := range r.Sizes {

@@ -92,7 +92,7 @@ func (p *gaPolicy) dispatchable(prob *ga.Problem, c *ga.Chromosome) *ga.Chromoso
 // evolve brings the population to prob and runs the decision's budget.
 func (p *gaPolicy) evolve(ctx context.Context, prob *ga.Problem) error {
 	if p.g == nil {
-		g, err := ga.New(prob, ga.Config{Population: p.o.Population, Cost: p.cost, TieBreak: true}, p.rng)
+		g, err := ga.New(prob, ga.Config{Population: p.o.Population, Cost: p.cost, TieBreak: true, LocalSearch: p.o.LocalSearch}, p.rng)
 		if err != nil {
 			return err
 		}

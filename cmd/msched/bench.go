@@ -300,6 +300,7 @@ lower bound.`,
 	f.IntVar(&cfg.Hosts, "hosts", 16, "identical nodes")
 	f.Int64Var(&cfg.Seed, "seed", 1, "instance seed (run r uses seed+1+r)")
 	f.StringVar(&cost, "cost", "ms", "cost: ms, xms or xms-continuous")
+	f.Float64Var(&cfg.LocalSearch, "local-search", 0, "share of the GA's offspring descended by the local search (not counted as evaluations)")
 	f.StringVar(&svg, "svg", "", "write the convergence plot to this SVG file")
 	f.BoolVar(&asJSON, "json", false, "print one JSON object")
 	return cmd

@@ -166,3 +166,46 @@ func TestBenchTraces_Errors(t *testing.T) {
 		}
 	}
 }
+
+// bench etc --json: one object per generated instance, named class/seed
+// when there are several seeds, each with the exact LP bound (tiny gap) at
+// or below every method, and the GA's and the ILS's ratios to it.
+func TestBenchETC_JSON(t *testing.T) {
+	out, err := runMsched(t, context.Background(), nil, "--log-level", "error", "bench", "etc", "--json",
+		"--class", "u_i_lolo", "--seeds", "2", "--seconds", "300ms")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("%d lines, want 2:\n%s", len(lines), out)
+	}
+	for i, line := range lines {
+		var r struct {
+			Instance       string
+			LPBound        float64 `json:"lp_bound"`
+			LPGap          float64 `json:"lp_gap"`
+			MinMin         float64 `json:"min_min"`
+			ILS, GA        float64
+			GAOverLP       float64 `json:"ga_over_lp"`
+			ILSOverLP      float64 `json:"ils_over_lp"`
+			Evaluations    int
+			ILSEvaluations int `json:"ils_evaluations"`
+		}
+		if err := json.Unmarshal([]byte(line), &r); err != nil {
+			t.Fatalf("%v in %q", err, line)
+		}
+		if want := fmt.Sprintf("u_i_lolo/%d", i+1); r.Instance != want {
+			t.Errorf("instance %q, want %q", r.Instance, want)
+		}
+		if !(r.LPBound > 0) || r.LPGap > 1e-9 || r.GA < r.LPBound || r.ILS < r.LPBound || r.MinMin < r.GA {
+			t.Errorf("%s: LP bound %g (gap %g), Min-min %g, ILS %g, GA %g", r.Instance, r.LPBound, r.LPGap, r.MinMin, r.ILS, r.GA)
+		}
+		if r.GAOverLP < 1 || r.ILSOverLP < 1 || r.Evaluations == 0 || r.ILSEvaluations == 0 {
+			t.Errorf("%s: ratios %g and %g, evaluations %d and %d", r.Instance, r.GAOverLP, r.ILSOverLP, r.Evaluations, r.ILSEvaluations)
+		}
+	}
+	if out, err := runMsched(t, context.Background(), nil, "bench", "etc", "--seeds", "0"); err == nil {
+		t.Errorf("--seeds 0 accepted:\n%s", out)
+	}
+}

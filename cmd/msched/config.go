@@ -39,6 +39,7 @@ var configKeys = []configKey{
 	{"ga.max_jumps", 7, "times a job may be overtaken by later jobs before it must be placed next (FPFS's MaxJumps)"},
 	{"ga.time_budget", "10ms", "wall time the GA evolves per decision (~30 generations; the population carries over, and sched replans every second while jobs wait)"},
 	{"ga.stall", 10, "in a burst (a decision within 200 ms of the last), stop evolving once the best schedule has not improved for this many generations; -1: always use the whole time budget"},
+	{"ga.local_search", 0.0, "share of ga-ms's and ga-xms's offspring improved by the local search (moves off the busiest host, priced from host loads); 0: none"},
 	{"ga.seed", 0, "seed of the GA's random choices; 0: a new seed at every start (logged, so a run can be replayed)"},
 	{"plan.objective", policy.ObjectiveMixed, "ga-plan's objective over the plan's predicted times: mixed (mean bounded slowdown plus mean wait in hours), wait, bsld or response"},
 	{"plan.slack", policy.DefaultSlack.String(), "ga-plan's starvation bound: a job starts no later than its place in the plan when first seen plus this (unless a running job overruns its estimate); -1s: no bound"},
@@ -140,6 +141,7 @@ type config struct {
 	MaxJumps     int
 	TimeBudget   time.Duration
 	Stall        int
+	LocalSearch  float64
 	Plan         policy.PlanOptions // plan.*
 	Seed         int64
 	MaxJobBytes  int64 // init.max_job_bytes
@@ -169,6 +171,7 @@ func readConfig(v *viper.Viper) (config, error) {
 		Window:       v.GetInt("ga.window"),
 		MaxJumps:     v.GetInt("ga.max_jumps"),
 		Stall:        v.GetInt("ga.stall"),
+		LocalSearch:  v.GetFloat64("ga.local_search"),
 		Seed:         v.GetInt64("ga.seed"),
 		Plan: policy.PlanOptions{
 			Objective:  v.GetString("plan.objective"),
@@ -222,6 +225,9 @@ func readConfig(v *viper.Viper) (config, error) {
 		if n.v < 1 {
 			return c, fmt.Errorf("config: %s: must be ≥ 1, got %d", n.key, n.v)
 		}
+	}
+	if !(c.LocalSearch >= 0 && c.LocalSearch <= 1) {
+		return c, fmt.Errorf("config: ga.local_search: a share of offspring, 0 to 1, got %g", c.LocalSearch)
 	}
 	c.Retention.AccountingBytes = v.GetInt64("retention.accounting_bytes")
 	c.Retention.AccountingKeep = v.GetInt("retention.accounting_keep")

@@ -159,7 +159,8 @@ func hostsMachine(cfg config, file string) (sim.Machine, error) {
 // (population, pool, overtaking bound; ga-plan's plan.* settings) with a
 // budget of gens generations per decision instead of the live time budget.
 func simOptions(cfg config, gens int) policy.Options {
-	return policy.Options{Generations: gens, Population: cfg.Population, Window: cfg.Window, MaxJumps: cfg.MaxJumps, Plan: cfg.Plan}
+	return policy.Options{Generations: gens, Population: cfg.Population, Window: cfg.Window, MaxJumps: cfg.MaxJumps,
+		LocalSearch: cfg.LocalSearch, Plan: cfg.Plan}
 }
 
 func simulateTable(w io.Writer, ms []sim.Metrics) error {

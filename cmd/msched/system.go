@@ -190,15 +190,16 @@ func (s *system) sched(ctx context.Context) (*daemons.Sched, error) {
 		return nil, err
 	}
 	pol, err := policy.New(s.cfg.Policy, policy.Options{
-		Predictor:  pred,
-		Seed:       seed,
-		Log:        log,
-		Population: s.cfg.Population,
-		Window:     s.cfg.Window,
-		MaxJumps:   s.cfg.MaxJumps,
-		TimeBudget: s.cfg.TimeBudget,
-		Stall:      s.cfg.Stall,
-		Plan:       s.cfg.Plan,
+		Predictor:   pred,
+		Seed:        seed,
+		Log:         log,
+		Population:  s.cfg.Population,
+		Window:      s.cfg.Window,
+		MaxJumps:    s.cfg.MaxJumps,
+		TimeBudget:  s.cfg.TimeBudget,
+		Stall:       s.cfg.Stall,
+		LocalSearch: s.cfg.LocalSearch,
+		Plan:        s.cfg.Plan,
 	})
 	if err != nil {
 		return nil, err

@@ -42,6 +42,7 @@ the table.`,
 	f.Float64SliceVar(&cfg.Sizes, "sizes", []float64{16, 32, 64}, "average task sizes S (mean run time on the peak-speedup count, s)")
 	f.IntVar(&cfg.Nodes, "nodes", 16, "identical nodes")
 	f.IntVar(&cfg.PeakMin, "peak-min", 1, "lowest peak-speedup node count i* (i* uniform on peak-min..nodes)")
+	f.Float64Var(&cfg.LocalSearch, "local-search", 0, "share of the GAs' offspring descended by the local search (not counted in --generations)")
 	f.IntVar(&cfg.Backlog, "backlog", 20, "tasks always waiting")
 	f.Float64Var(&cfg.HorizonTasks, "horizon", 250, "simulated horizon in units of S")
 	f.IntVar(&cfg.Generations, "generations", policy.DefaultGens, "GA generations per decision")
