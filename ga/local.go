@@ -32,11 +32,11 @@ import (
 // lexicographically: the makespan never rises, and when several hosts share
 // it, their number falls. The search is steepest descent: of all moves of
 // the critical host it takes the one leaving the smallest largest changed
-// load, and tries swaps only when no move helps. It ends in a local optimum
-// (no move or swap of the critical host helps) or after maxSteps steps.
-// A step costs O(|tasks on c|·m) for moves and O(|tasks on c|·n) for
-// swaps, each candidate priced from loads in a few nanoseconds (see
-// BenchmarkLocalMove).
+// load, and tries swaps (when asked, see localSearch) only when no move
+// helps. It ends in a local optimum: no move (or swap) of the critical host
+// helps. A step costs O(|tasks on c|·m) for moves and up to
+// O(|tasks on c|·n) for swaps, each candidate priced from loads in about a
+// nanosecond (BenchmarkLocalMove, BenchmarkLocalSwap).
 
 // localScratch is the load model of one chromosome, kept between steps.
 type localScratch struct {
@@ -139,15 +139,13 @@ func (l *localScratch) critical() int {
 // localSearch improves c's mapping part in place by steepest descent on the
 // critical host (see the comment above) and returns the number of steps
 // taken. c must be legal. It descends with moves alone first; swaps, whose
-// scan costs |tasks on c|·n prices against moves' |tasks on c|·m, are tried
-// only when that local optimum's largest load is below polish (pass +Inf
-// for always, -Inf for never), so that the search spends them on the
-// strings that are about to become the best: at an equal time, descents by
-// moves alone with swaps only on new bests ended lower than descents with
-// swaps on every string, or on every string at least as good as the
-// current one (docs/memetic.md). Ties between equally good steps are
-// broken at random, so that repeated searches explore different local
-// optima.
+// scan prices up to |tasks on c|·n candidates against moves' |tasks on c|·m,
+// are tried only when that local optimum's largest load is below polish
+// (+Inf: always; -Inf: never). The GA and the ILS pass -Inf: at an equal
+// time on ETC instances, descents by moves alone ended lower than descents
+// that also swapped, on every string or only on strings about to become the
+// best (docs/memetic.md). Ties between equally good steps are broken at
+// random, so that repeated searches explore different local optima.
 func localSearch(p *Problem, c *Chromosome, l *localScratch, x *alignScratch, polish float64, rng *rand.Rand) int {
 	l.build(p, c, x)
 	steps := 0
