@@ -169,7 +169,8 @@ func (l *localScratch) makespan() float64 { return l.load[l.critical()] }
 func (l *localScratch) bestMove(p *Problem, c *Chromosome, x *alignScratch, crit int, rng *rand.Rand) bool {
 	lc := l.load[crit]
 	limit := lc - localEps*math.Abs(lc)
-	bestVal, bestJ, bestH, ties := math.Inf(1), -1, -1, 0
+	best := pick{val: math.Inf(1)}
+	bestJ, bestH := -1, -1
 	var bestRun float64
 	for _, j32 := range l.on[crit] {
 		j := int(j32)
@@ -179,7 +180,7 @@ func (l *localScratch) bestMove(p *Problem, c *Chromosome, x *alignScratch, crit
 			// One-host task: two loads change; the larger is at least
 			// crit's new load.
 			newC := lc - rj
-			if newC >= limit || newC > bestVal {
+			if newC >= limit || newC > best.val {
 				continue
 			}
 			times := x.timesOf(t, j)
@@ -191,12 +192,7 @@ func (l *localScratch) bestMove(p *Problem, c *Chromosome, x *alignScratch, crit
 				if v < newC {
 					v = newC
 				}
-				if v >= limit || v > bestVal {
-					continue
-				}
-				if v < bestVal {
-					bestVal, bestJ, bestH, bestRun, ties = v, j, h, r, 1
-				} else if ties++; rng.Intn(ties) == 0 {
+				if v < limit && best.offer(v, rng) {
 					bestJ, bestH, bestRun = j, h, r
 				}
 			}
@@ -220,12 +216,7 @@ func (l *localScratch) bestMove(p *Problem, c *Chromosome, x *alignScratch, crit
 					}
 				}
 			}
-			if v >= limit || v > bestVal {
-				continue
-			}
-			if v < bestVal {
-				bestVal, bestJ, bestH, bestRun, ties = v, j, h, r, 1
-			} else if ties++; rng.Intn(ties) == 0 {
+			if v < limit && best.offer(v, rng) {
 				bestJ, bestH, bestRun = j, h, r
 			}
 		}
@@ -235,6 +226,27 @@ func (l *localScratch) bestMove(p *Problem, c *Chromosome, x *alignScratch, crit
 	}
 	l.moveTask(c, bestJ, crit, bestH, bestRun)
 	return true
+}
+
+// pick keeps the least value offered, choosing among equal ones uniformly
+// at random (reservoir sampling), so that repeated descents from one string
+// can reach different local optima.
+type pick struct {
+	val  float64
+	ties int
+}
+
+// offer reports whether a candidate of value v replaces the one kept.
+func (p *pick) offer(v float64, rng *rand.Rand) bool {
+	switch {
+	case v > p.val:
+		return false
+	case v < p.val:
+		p.val, p.ties = v, 1
+		return true
+	}
+	p.ties++
+	return rng.Intn(p.ties) == 0
 }
 
 // moveTask gives task j host h in place of host from, with run time r on
@@ -293,7 +305,8 @@ func (l *localScratch) bestSwap(p *Problem, c *Chromosome, x *alignScratch, crit
 	l.sort()
 	lc := l.load[crit]
 	limit := lc - localEps*math.Abs(lc)
-	bestVal, bestJ, bestK, ties := math.Inf(1), -1, -1, 0
+	best := pick{val: math.Inf(1)}
+	bestJ, bestK := -1, -1
 	for _, j32 := range l.on[crit] {
 		j := int(j32)
 		if l.one[j] < 0 {
@@ -323,12 +336,7 @@ func (l *localScratch) bestSwap(p *Problem, c *Chromosome, x *alignScratch, crit
 				if w := baseH - l.run[k]; w > v {
 					v = w
 				}
-				if v >= limit || v > bestVal {
-					continue
-				}
-				if v < bestVal {
-					bestVal, bestJ, bestK, ties = v, j, k, 1
-				} else if ties++; rng.Intn(ties) == 0 {
+				if v < limit && best.offer(v, rng) {
 					bestJ, bestK = j, k
 				}
 			}

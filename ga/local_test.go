@@ -361,17 +361,5 @@ func BenchmarkMemeticGeneration(b *testing.B) {
 	if err := g.Seed(seed); err != nil {
 		b.Fatal(err)
 	}
-	ctx := context.Background()
-	for i := 0; i < 100; i++ {
-		if err := g.Step(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	for b.Loop() {
-		if err := g.Step(ctx); err != nil {
-			b.Fatal(err)
-		}
-	}
+	msBenchSteps(b, g, 100)
 }
