@@ -63,7 +63,6 @@ func ETC(ctx context.Context, name string, etc [][]float64, cfg ETCConfig) (ETCR
 		return ETCResult{}, err
 	}
 	r := ETCResult{Instance: name, LPBound: lp.Bound, LPGap: lp.Gap(), LowerBound: ga.LowerBound(p)}
-	start := time.Now()
 	var s ga.Schedule
 	var seed *ga.Chromosome
 	for _, h := range []struct {
@@ -79,6 +78,7 @@ func ETC(ctx context.Context, name string, etc [][]float64, cfg ETCConfig) (ETCR
 			seed = c // Min-min
 		}
 	}
+	start := time.Now()
 	g, err := ga.New(p, ga.Memetic(ga.MS), rand.New(rand.NewSource(cfg.Seed)))
 	if err != nil {
 		return r, err

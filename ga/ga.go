@@ -46,14 +46,16 @@ type Config struct {
 	// memetic step. Unlike the rates above, zero means never: the paper's
 	// experiments compare optimisers at equal numbers of decodes, and a
 	// descent's moves are priced from host loads, not decoded, so it would
-	// be work they do not count.
+	// be work they do not count. When a string's cost depends on its
+	// mapping part alone (see mapOnly), a positive rate also replaces the
+	// paper's crossover and mutation by crossGreedy and kick.
 	LocalSearch float64
-	// Stall, if positive, is the number of generations without a better
-	// best after which the population is renewed (a cataclysm, see
-	// cataclysm): every individual but the best is replaced by a copy of
-	// the best with a share of its tasks moved to random hosts, then
-	// descended if LocalSearch is on. Zero means never.
-	Stall int
+	// Cataclysm, if positive, is the number of generations without a
+	// better best (the stall counter) after which the population is
+	// renewed (see cataclysm): every individual but the best is replaced by
+	// a copy of the best with a share of its tasks moved to random hosts,
+	// then descended if LocalSearch is on. Zero means never.
+	Cataclysm int
 	// Cost is the cost minimised.
 	Cost CostKind
 	// TieBreak ranks schedules of equal cost by how early their tasks start
@@ -89,8 +91,8 @@ func (c *Config) defaults() error {
 	switch {
 	case c.LocalSearch > 1 || math.IsNaN(c.LocalSearch):
 		return fmt.Errorf("ga: local search rate %g, want [0, 1]", c.LocalSearch)
-	case c.Stall < 0:
-		return fmt.Errorf("ga: stall of %d generations, want 0 (never) or more", c.Stall)
+	case c.Cataclysm < 0:
+		return fmt.Errorf("ga: cataclysm after %d generations, want 0 (never) or more", c.Cataclysm)
 	case c.Population < 2:
 		return fmt.Errorf("ga: population of %d, want at least 2", c.Population)
 	case c.CrossoverRate > 1 || c.MutationRate > 1 || c.AlignRate > 1 ||
@@ -298,15 +300,16 @@ func (g *GA) step(ctx context.Context, limit int) error {
 	}
 
 	// eaopt's Individual.Crossover marks only the receiver unevaluated (the
-	// mate is passed by value), so the mate is marked here.
+	// mate is passed by value) and crossGreedy marks neither, so both are
+	// marked here.
 	for i := 1; i+1 < n; i += 2 {
 		if g.rng.Float64() < g.cfg.CrossoverRate {
-			if g.cfg.LocalSearch > 0 && g.ev.oneHost {
+			if g.mapOnly() {
 				crossGreedy(g.ev.p, &g.sgs[i].Chromosome, &g.sgs[i+1].Chromosome, &g.ev.l, &g.ev.r, g.rng)
 			} else {
 				nxt[i].Crossover(nxt[i+1], g.rng)
 			}
-			nxt[i+1].Evaluated = false
+			nxt[i].Evaluated, nxt[i+1].Evaluated = false, false
 		}
 	}
 	for i := 1; i < n; i++ {
@@ -314,7 +317,7 @@ func (g *GA) step(ctx context.Context, limit int) error {
 		// where a cancellation falls.
 		g.local[i] = g.cfg.LocalSearch > 0 && g.rng.Float64() < g.cfg.LocalSearch
 		if g.rng.Float64() < g.cfg.MutationRate {
-			if g.local[i] && g.ev.oneHost {
+			if g.local[i] && g.mapOnly() {
 				kick(g.ev.p, &g.sgs[i].Chromosome, DefaultKick, g.rng)
 			} else {
 				mutateMoves(g.ev.p, &g.sgs[i].Chromosome, g.rng)
@@ -358,7 +361,7 @@ func (g *GA) step(ctx context.Context, limit int) error {
 	g.pop.Generations++
 	if g.bestCost < before {
 		g.stall = 0
-	} else if g.stall++; g.cfg.Stall > 0 && g.stall >= g.cfg.Stall {
+	} else if g.stall++; g.cfg.Cataclysm > 0 && g.stall >= g.cfg.Cataclysm && !stopped {
 		g.cataclysm()
 	}
 	if stopped {
@@ -524,7 +527,7 @@ func (g *GA) Update(p *Problem) error {
 		Repair(p, c, g.rng)
 	}
 	g.snapshot(p)
-	g.best, g.bestCost, g.ready = -1, math.Inf(1), true
+	g.best, g.bestCost, g.ready, g.stall = -1, math.Inf(1), true, 0
 	for i := range g.pop.Individuals {
 		_ = g.pop.Individuals[i].Evaluate()
 		if c := g.pop.Individuals[i].Fitness; g.best < 0 || c < g.bestCost {
@@ -571,8 +574,18 @@ func (g *GA) match(p *Problem) []int {
 	return oldOf
 }
 
+// mapOnly reports whether the memetic operators replace the paper's
+// crossover and mutation: with the local search on, every task on one host
+// and the cost the plain makespan, a string's cost depends on its mapping
+// part alone, so crossGreedy and kick, which leave the order part as it is,
+// lose nothing. Under XMS or the tie-break on start times the order counts,
+// and the paper's operators, which also move it, stay.
+func (g *GA) mapOnly() bool {
+	return g.cfg.LocalSearch > 0 && g.ev.oneHost && g.cfg.Cost == MS && !g.cfg.TieBreak
+}
+
 // cataclysmShare is the share of tasks a cataclysm moves to random hosts in
-// each copy of the best (see Config.Stall and docs/memetic.md).
+// each copy of the best (see Config.Cataclysm and docs/memetic.md).
 const cataclysmShare = 0.1
 
 // cataclysm renews the population around its best (slot 0, after survive):
@@ -584,15 +597,12 @@ const cataclysmShare = 0.1
 func (g *GA) cataclysm() {
 	p := g.ev.p
 	n := len(p.Tasks)
-	kick := max(1, int(cataclysmShare*float64(n)+0.5))
+	moves := max(1, int(cataclysmShare*float64(n)+0.5))
 	best := &g.gs[0].Chromosome
 	for i := 1; i < len(g.gs); i++ {
 		c := &g.gs[i].Chromosome
 		copyChrom(c, best)
-		for range kick {
-			j := g.rng.Intn(n)
-			hostMove(p, p.Tasks[j], c.Map[j], g.rng)
-		}
+		kick(p, c, moves, g.rng)
 		if g.cfg.LocalSearch > 0 {
 			localSearch(p, c, &g.ev.l, &g.ev.r, math.Inf(-1), g.rng)
 		}
@@ -609,5 +619,5 @@ func (g *GA) cataclysm() {
 // list schedule in string order), and a cataclysm after 30 generations
 // without progress. docs/memetic.md has the experiments that chose it.
 func Memetic(cost CostKind) Config {
-	return Config{Population: 8, CrossoverRate: 0.5, AlignRate: -1, LocalSearch: 1, Stall: 30, Cost: cost}
+	return Config{Population: 8, CrossoverRate: 0.5, AlignRate: -1, LocalSearch: 1, Cataclysm: 30, Cost: cost}
 }

@@ -20,10 +20,12 @@ type Evaluator struct {
 	x     crossScratch
 	r     alignScratch
 	l     localScratch
-	// oneHost: every task runs on one host, so that under MS a string's
-	// cost is its largest host load (see loadMakespan).
-	oneHost bool
-	load    []float64
+	// oneHost: every task runs on one host, so that the order part does
+	// not change the makespan; fast: moreover no base is negative (or NaN),
+	// so that under MS a string's cost is its largest host load, as
+	// loadMakespan computes it (Decode starts no task before 0).
+	oneHost, fast bool
+	load          []float64
 }
 
 // NewEvaluator returns an Evaluator for p under cost k.
@@ -46,6 +48,12 @@ func (e *Evaluator) setProblem(p *Problem) {
 			e.oneHost = false
 		}
 	}
+	e.fast = e.oneHost
+	for h := 0; h < p.Hosts; h++ {
+		if !(p.base(h) >= 0) {
+			e.fast = false
+		}
+	}
 }
 
 // Problem is the problem genomes are evaluated against.
@@ -60,7 +68,7 @@ func (e *Evaluator) Evaluations() int { return e.evals }
 // Evaluate decodes c and returns its cost, counting one evaluation.
 func (e *Evaluator) Evaluate(c *Chromosome) float64 {
 	e.evals++
-	if e.kind == MS && !e.tie && e.oneHost {
+	if e.kind == MS && !e.tie && e.fast {
 		if w, ok := e.loadMakespan(c); ok {
 			return w
 		}
@@ -154,9 +162,4 @@ func (g *Genome) Clone() eaopt.Genome {
 
 // copyFrom overwrites g's chromosome with src's without allocating; both
 // must be sized for the same problem.
-func (g *Genome) copyFrom(src *Chromosome) {
-	copy(g.Order, src.Order)
-	for j, b := range src.Map {
-		copy(g.Map[j], b)
-	}
-}
+func (g *Genome) copyFrom(src *Chromosome) { copyChrom(&g.Chromosome, src) }

@@ -75,9 +75,8 @@ func (a *ILS) Run(ctx context.Context, maxEvals int) error {
 			return ctx.Err()
 		default:
 		}
-		first := math.IsInf(a.curCost, 1)
 		copyChrom(a.can, a.cur)
-		if !first {
+		if a.ev.evals > 0 {
 			kick(a.p, a.can, a.cfg.Kick, a.rng)
 		}
 		localSearch(a.p, a.can, &a.ev.l, &a.ev.r, math.Inf(-1), a.rng)
@@ -85,7 +84,7 @@ func (a *ILS) Run(ctx context.Context, maxEvals int) error {
 		if c <= a.curCost {
 			a.cur, a.can, a.curCost = a.can, a.cur, c
 		}
-		if c < a.bestCost {
+		if c < a.bestCost || a.ev.evals == 1 {
 			a.bestCost = c
 			copyChrom(a.best, a.cur)
 			if a.cfg.Trace != nil {
@@ -98,8 +97,8 @@ func (a *ILS) Run(ctx context.Context, maxEvals int) error {
 
 // Best returns a copy of the best string found and its cost.
 func (a *ILS) Best() (*Chromosome, float64) {
-	if math.IsInf(a.bestCost, 1) {
-		return nil, a.bestCost
+	if a.ev.evals == 0 {
+		return nil, math.Inf(1)
 	}
 	return a.best.Clone(), a.bestCost
 }

@@ -40,12 +40,12 @@ import (
 
 // localScratch is the load model of one chromosome, kept between steps.
 type localScratch struct {
+	base []float64 // per host
 	load []float64 // per host
 	run  []float64 // per task: its run time on its current set
 	on   [][]int32 // per host: the tasks whose sets hold it
 	one  []int32   // per task: its host if it runs on one, else -1
 	row  Bits      // a candidate set
-	m    int
 	// sorted: every list of on is in longerFirst order (see sort).
 	sorted bool
 
@@ -55,21 +55,32 @@ type localScratch struct {
 
 func (l *localScratch) resize(n, m, w int) {
 	l.load = make([]float64, m)
+	l.base = make([]float64, m)
 	l.run = make([]float64, n)
 	l.on = make([][]int32, m)
 	l.one = make([]int32, n)
 	l.row = make(Bits, w)
-	l.m = m
 }
 
 // localEps is the relative margin by which a step must lower the critical
 // load, so that float rounding cannot make the descent cycle.
 const localEps = 1e-12
 
+// below is the value every load a step changes must end under, for a
+// critical load lc: lc less the margin, or any finite value when lc is +Inf
+// (a task placed where it cannot run).
+func below(lc float64) float64 {
+	if math.IsInf(lc, 1) {
+		return lc
+	}
+	return lc - localEps*math.Abs(lc)
+}
+
 // build computes the load model of c.
 func (l *localScratch) build(p *Problem, c *Chromosome, x *alignScratch) {
 	for h := range l.load {
-		l.load[h] = p.base(h)
+		l.base[h] = p.base(h)
+		l.load[h] = l.base[h]
 		l.on[h] = l.on[h][:0]
 	}
 	for j, b := range c.Map {
@@ -162,13 +173,10 @@ func localSearch(p *Problem, c *Chromosome, l *localScratch, x *alignScratch, po
 	}
 }
 
-// makespan is the largest load of the model last built or searched.
-func (l *localScratch) makespan() float64 { return l.load[l.critical()] }
-
 // bestMove takes the best move of a task off host crit, if one helps.
 func (l *localScratch) bestMove(p *Problem, c *Chromosome, x *alignScratch, crit int, rng *rand.Rand) bool {
 	lc := l.load[crit]
-	limit := lc - localEps*math.Abs(lc)
+	limit := below(lc)
 	best := pick{val: math.Inf(1)}
 	bestJ, bestH := -1, -1
 	var bestRun float64
@@ -200,7 +208,7 @@ func (l *localScratch) bestMove(p *Problem, c *Chromosome, x *alignScratch, crit
 		}
 		// Multi-host task: h takes crit's place in its set.
 		b := c.Map[j]
-		for h := 0; h < l.m; h++ {
+		for h := range l.load {
 			if h == crit || b.Has(h) || t.Allowed != nil && !t.Allowed.Has(h) {
 				continue
 			}
@@ -272,9 +280,21 @@ func (l *localScratch) moveTask(c *Chromosome, j, from, h int, r float64) {
 	}
 	if !l.sorted {
 		l.on[h] = append(l.on[h], int32(j))
+	} else {
+		l.on[h] = l.insert(l.on[h], j)
+	}
+	if math.IsInf(rj, 0) {
+		// Inf − Inf is NaN: count the hosts the task left or kept anew.
+		l.recount(from)
+		for i, w := range b {
+			for ; w != 0; w &= w - 1 {
+				l.recount(i*64 + bits.TrailingZeros64(w))
+			}
+		}
+	}
+	if !l.sorted {
 		return
 	}
-	l.on[h] = l.insert(l.on[h], j)
 	if r != rj && l.one[j] < 0 {
 		// The task's other hosts keep it, at its new run time.
 		for i, w := range b {
@@ -284,6 +304,14 @@ func (l *localScratch) moveTask(c *Chromosome, j, from, h int, r float64) {
 				}
 			}
 		}
+	}
+}
+
+// recount computes host h's load from its base and its tasks.
+func (l *localScratch) recount(h int) {
+	l.load[h] = l.base[h]
+	for _, j := range l.on[h] {
+		l.load[h] += l.run[j]
 	}
 }
 
@@ -304,7 +332,7 @@ func (l *localScratch) insert(s []int32, j int) []int32 {
 func (l *localScratch) bestSwap(p *Problem, c *Chromosome, x *alignScratch, crit int, rng *rand.Rand) bool {
 	l.sort()
 	lc := l.load[crit]
-	limit := lc - localEps*math.Abs(lc)
+	limit := below(lc)
 	best := pick{val: math.Inf(1)}
 	bestJ, bestK := -1, -1
 	for _, j32 := range l.on[crit] {

@@ -261,7 +261,7 @@ func TestMemeticGA(t *testing.T) {
 	var s Schedule
 	seedCost := Evaluate(p, seed, MS, &s)
 	cfg := Memetic(MS)
-	cfg.Stall = 3 // renew often, so that the test sees it
+	cfg.Cataclysm = 3 // renew often, so that the test sees it
 	g, err := New(p, cfg, rand.New(rand.NewSource(2)))
 	if err != nil {
 		t.Fatal(err)
@@ -290,7 +290,7 @@ func TestMemeticGA(t *testing.T) {
 		}
 	}
 	if !renewed {
-		t.Fatal("no cataclysm in 200 generations with Stall 3")
+		t.Fatal("no cataclysm in 200 generations with Cataclysm 3")
 	}
 	c, cost := g.Best()
 	if got := Evaluate(p, c, MS, &s); got != cost {
@@ -298,6 +298,84 @@ func TestMemeticGA(t *testing.T) {
 	}
 	if cost >= seedCost {
 		t.Fatalf("memetic GA %g did not improve on Min-min %g", cost, seedCost)
+	}
+}
+
+// Every crossed child is evaluated again, even when no mutation follows
+// (crossGreedy marks neither child; the GA must), so every individual's
+// fitness is its string's cost.
+func TestMemeticCrossoverReevaluates(t *testing.T) {
+	rng := rand.New(rand.NewSource(17))
+	p := FromETC(msETC(64, 8, rng))
+	g, err := New(p, Config{Population: 8, CrossoverRate: 1, MutationRate: 1e-300, AlignRate: -1, LocalSearch: 1, Cost: MS}, rng)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var s Schedule
+	for gen := 0; gen < 20; gen++ {
+		if err := g.Step(context.Background()); err != nil {
+			t.Fatal(err)
+		}
+		for i, gn := range g.gs {
+			if got, want := g.pop.Individuals[i].Fitness, Evaluate(p, &gn.Chromosome, MS, &s); got != want {
+				t.Fatalf("generation %d, individual %d: fitness %g, string costs %g", gen, i, got, want)
+			}
+		}
+	}
+}
+
+// The load-based cost equals Decode's makespan to the bit, with bases (and
+// p.First), and is not used where a negative base makes Decode start later.
+func TestLoadMakespanIsDecode(t *testing.T) {
+	rng := rand.New(rand.NewSource(19))
+	for trial := 0; trial < 50; trial++ {
+		n, m := 1+rng.Intn(60), 1+rng.Intn(10)
+		p := FromETC(msETC(n, m, rng))
+		p.Base = make([]float64, m)
+		for h := range p.Base {
+			p.Base[h] = 1000*rng.Float64() - 300*float64(trial%2) // odd trials: some negative
+		}
+		if n > 2 {
+			p.First = []int{n - 1, 0}
+		}
+		e := NewEvaluator(p, MS)
+		var s Schedule
+		for k := 0; k < 5; k++ {
+			c := NewRandom(p, rng)
+			d := c.Clone()
+			if got, want := e.Evaluate(c), Evaluate(p, d, MS, &s); got != want {
+				t.Fatalf("trial %d: Evaluator %v, Decode %v (bases %v)", trial, got, want, p.Base)
+			}
+			if !slices.Equal(c.Order, d.Order) {
+				t.Fatalf("trial %d: orders differ after evaluation: %v, %v", trial, c.Order, d.Order)
+			}
+		}
+	}
+}
+
+// A task placed where it cannot run (+Inf) is moved off by the descent, and
+// an ILS started from such a string still searches and reports a best.
+func TestLocalSearchLeavesInfiniteHost(t *testing.T) {
+	inf := math.Inf(1)
+	p := FromETC([][]float64{{inf, 1}, {2, 3}, {inf, 4}})
+	c := &Chromosome{Order: []int{0, 1, 2}, Map: []Bits{msBits(2, 0), msBits(2, 0), msBits(2, 0)}}
+	l, x := msNewLocal(p)
+	localSearch(p, c, l, x, math.Inf(-1), rand.New(rand.NewSource(1)))
+	var s Schedule
+	if got := Evaluate(p, c, MS, &s); got != 5 {
+		t.Fatalf("makespan %g after the descent, want 5 (tasks 0 and 2 on host 1)", got)
+	}
+	msCheckLists(t, p, c, l)
+	start := &Chromosome{Order: []int{0, 1, 2}, Map: []Bits{msBits(2, 0), msBits(2, 0), msBits(2, 0)}}
+	a, err := NewILS(p, start, ILSConfig{Cost: MS}, rand.New(rand.NewSource(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := a.Run(context.Background(), 20); err != nil {
+		t.Fatal(err)
+	}
+	if b, cost := a.Best(); b == nil || cost != 5 {
+		t.Fatalf("ILS best %v at %g, want a string at 5", b, cost)
 	}
 }
 

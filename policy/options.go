@@ -33,8 +33,9 @@ type Options struct {
 	// (simulation), which stays a fixed count. (ga-plan has its own:
 	// PlanOptions.Stall.)
 	Stall int
-	// LocalSearch is the share of ga-ms's and ga-xms's offspring improved
-	// by the GA's local search (ga.Config.LocalSearch); 0: none.
+	// LocalSearch is the share of the MS GA policies' offspring (ga-ms,
+	// ga-xms, ga-xms-continuous) improved by the GA's local search
+	// (ga.Config.LocalSearch); 0: none.
 	LocalSearch float64
 
 	// Plan configures ga-plan.

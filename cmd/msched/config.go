@@ -39,7 +39,7 @@ var configKeys = []configKey{
 	{"ga.max_jumps", 7, "times a job may be overtaken by later jobs before it must be placed next (FPFS's MaxJumps)"},
 	{"ga.time_budget", "10ms", "wall time the GA evolves per decision (~30 generations; the population carries over, and sched replans every second while jobs wait)"},
 	{"ga.stall", 10, "in a burst (a decision within 200 ms of the last), stop evolving once the best schedule has not improved for this many generations; -1: always use the whole time budget"},
-	{"ga.local_search", 0.0, "share of ga-ms's and ga-xms's offspring improved by the local search (moves off the busiest host, priced from host loads); 0: none"},
+	{"ga.local_search", 0.0, "share of the MS GA policies' (ga-ms, ga-xms, ga-xms-continuous) offspring improved by the local search (moves off the busiest host, priced from host loads); 0: none"},
 	{"ga.seed", 0, "seed of the GA's random choices; 0: a new seed at every start (logged, so a run can be replayed)"},
 	{"plan.objective", policy.ObjectiveMixed, "ga-plan's objective over the plan's predicted times: mixed (mean bounded slowdown plus mean wait in hours), wait, bsld or response"},
 	{"plan.slack", policy.DefaultSlack.String(), "ga-plan's starvation bound: a job starts no later than its place in the plan when first seen plus this (unless a running job overruns its estimate); -1s: no bound"},
