@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
@@ -207,5 +208,32 @@ func TestBenchETC_JSON(t *testing.T) {
 	}
 	if out, err := runMsched(t, context.Background(), nil, "bench", "etc", "--seeds", "0"); err == nil {
 		t.Errorf("--seeds 0 accepted:\n%s", out)
+	}
+
+	// A file of another size, read with --tasks and --machines: 3 tasks on
+	// 2 machines, task-major; the optimum puts tasks 0 and 2 on machine 1
+	// (makespan 5); the LP bound is at most that.
+	file := filepath.Join(t.TempDir(), "tiny.etc")
+	if err := os.WriteFile(file, []byte("9\n1\n2\n3\n8\n4\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = runMsched(t, context.Background(), nil, "--log-level", "error", "bench", "etc", "--json",
+		"--file", file, "--tasks", "3", "--machines", "2", "--seconds", "100ms")
+	if err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	var r struct {
+		Instance string
+		LPBound  float64 `json:"lp_bound"`
+		ILS, GA  float64
+	}
+	if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &r); err != nil {
+		t.Fatalf("%v in %q", err, out)
+	}
+	if r.Instance != "tiny.etc" || r.GA != 5 || r.ILS != 5 || r.LPBound > 5 {
+		t.Errorf("tiny instance: %+v, want GA and ILS at the optimum 5, LP bound at most 5", r)
+	}
+	if out, err := runMsched(t, context.Background(), nil, "bench", "etc", "--file", file); err == nil {
+		t.Errorf("a 3 × 2 file read as 512 × 16:\n%s", out)
 	}
 }
