@@ -168,7 +168,8 @@ type GA struct {
 	local     []bool   // per offspring slot: gets the local search
 	stall     int      // generations since the best improved
 	cand      []int    // survive: candidates (parents 0..N-1, offspring N+i)
-	hash      []uint64 // survive: per candidate
+	hash      []uint64 // survive: per candidate, once hashed (see survive)
+	hashed    []bool   // survive: per candidate, hash is set
 	keep      []int    // survive: the survivors
 
 	tasks []*Task // the problem's tasks when last set, for Update's matching
@@ -196,7 +197,7 @@ func New(p *Problem, cfg Config, rng *rand.Rand) (*GA, error) {
 		best: -1, bestCost: math.Inf(1),
 		cost: make([]float64, n), fit: make([]float64, n),
 		choices: make([]int, n-1), parent: make([]int, n), align: make([]bool, n), local: make([]bool, n),
-		cand: make([]int, 0, 2*n), hash: make([]uint64, 2*n), keep: make([]int, 0, n),
+		cand: make([]int, 0, 2*n), hash: make([]uint64, 2*n), hashed: make([]bool, 2*n), keep: make([]int, 0, n),
 	}
 	g.ev.tie = cfg.TieBreak
 	g.pop.RNG = rng

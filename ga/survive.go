@@ -34,7 +34,7 @@ func (g *GA) survive() {
 	for c := 0; c < 2*n; c++ {
 		if c != n {
 			g.cand = append(g.cand, c)
-			g.hash[c] = chromHash(gen(c))
+			g.hashed[c] = false
 		}
 	}
 	// Best first; on a tie the offspring first (so that the population can
@@ -52,7 +52,7 @@ func (g *GA) survive() {
 		}
 		dup := false
 		for i := len(g.keep) - 1; i >= 0 && fit(g.keep[i]) == fit(c); i-- {
-			if g.hash[g.keep[i]] == g.hash[c] && sameChrom(gen(g.keep[i]), gen(c)) {
+			if g.hashOf(g.keep[i], gen) == g.hashOf(c, gen) && sameChrom(gen(g.keep[i]), gen(c)) {
 				dup = true
 				break
 			}
@@ -79,6 +79,15 @@ func (g *GA) survive() {
 	g.pop.Individuals, g.spare, g.third = g.third, cur, nxt
 	g.gs, g.sgs, g.tgs = g.tgs, g.gs, g.sgs
 	g.best, g.bestCost = 0, g.pop.Individuals[0].Fitness
+}
+
+// hashOf is candidate c's hash, computed the first time it is asked for:
+// only candidates of equal cost are compared, so most are never hashed.
+func (g *GA) hashOf(c int, gen func(int) *Chromosome) uint64 {
+	if !g.hashed[c] {
+		g.hash[c], g.hashed[c] = chromHash(gen(c)), true
+	}
+	return g.hash[c]
 }
 
 // chromHash is an FNV-1a-style hash of c's order and map words.
