@@ -44,17 +44,21 @@ func (e Env) rescan() time.Duration {
 }
 
 // serve calls scan at once and then on every wake-up of the spool's
-// watcher for states (and control/), until ctx is done. An error from scan
-// is logged and the next wake-up tries again: scans are idempotent, and
-// what failed for one job must not stop the others. A scan that failed for
-// want of space (atomicfile.NoSpace) is tried again without waiting for a
-// wake-up, atomicfile.NoSpaceWait apart: nothing in the spool may change to
-// wake the daemon when space comes back, and the periodic rescan is late.
-func (e Env) serve(ctx context.Context, log *slog.Logger, states []spool.State, scan func(context.Context) error) {
+// watcher for states (and control/), or of extra (nil: none), until ctx is
+// done: the one loop of init, run and the reaper. An error from scan is
+// logged and the next wake-up tries again: scans are idempotent, and what
+// failed for one job must not stop the others. A scan may ask to be called
+// again at a time of its own (next; zero: no need), for what waits without
+// a file event to wake it. A scan that failed for want of space
+// (atomicfile.NoSpace) is tried again without waiting for a wake-up,
+// atomicfile.NoSpaceWait apart: nothing in the spool may change to wake
+// the daemon when space comes back, and the periodic rescan is late.
+func (e Env) serve(ctx context.Context, log *slog.Logger, states []spool.State, extra <-chan struct{},
+	scan func(context.Context) (next time.Time, err error)) {
 	wake := e.Spool.Watch(ctx, states, e.rescan())
-	retry := time.NewTimer(time.Hour)
-	retry.Stop() // until a scan finds no space
-	defer retry.Stop()
+	timer := time.NewTimer(time.Hour)
+	timer.Stop() // until a scan asks for a time
+	defer timer.Stop()
 	full := 0 // scans in a row that found no space
 	for {
 		select {
@@ -62,25 +66,47 @@ func (e Env) serve(ctx context.Context, log *slog.Logger, states []spool.State, 
 			if !ok {
 				return
 			}
-		case <-retry.C:
+		case <-extra:
+		case <-timer.C:
+		case <-ctx.Done():
+			return
 		}
+		if ctx.Err() != nil {
+			return // select picks at random among what is ready
+		}
+		e.Heart.Busy()
+		next, err := scan(ctx)
+		e.Heart.Idle()
 		if ctx.Err() != nil {
 			return
 		}
-		e.Heart.Busy()
-		err := scan(ctx)
-		e.Heart.Idle()
-		retry.Stop()
-		if err != nil && ctx.Err() == nil {
+		if err != nil {
 			log.Error("scan failed", "err", err)
-			if atomicfile.NoSpace(err) {
-				retry.Reset(atomicfile.NoSpaceWait(full))
-				full++
-				continue
-			}
 		}
-		full = 0
+		if atomicfile.NoSpace(err) {
+			next = earliest(next, time.Now().Add(atomicfile.NoSpaceWait(full)))
+			full++
+		} else {
+			full = 0
+		}
+		timer.Stop()
+		if !next.IsZero() {
+			timer.Reset(max(time.Until(next), time.Millisecond))
+		}
 	}
+}
+
+// earliest is the earlier of two times, zero meaning none.
+func earliest(a, b time.Time) time.Time {
+	if a.IsZero() || !b.IsZero() && b.Before(a) {
+		return b
+	}
+	return a
+}
+
+// noNext adapts a scan that never asks for a time of its own to serve.
+func noNext(scan func(context.Context) error) func(context.Context) (time.Time, error) {
+	return func(ctx context.Context) (time.Time, error) { return time.Time{}, scan(ctx) }
 }
 
 // moveWorkers bounds how many job files a daemon moves at once. Moves are

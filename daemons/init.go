@@ -68,52 +68,11 @@ func (d *Init) Run(ctx context.Context) error {
 	sc := &initScan{sp: sp, log: log, arrivals: arrivals, retryMax: d.rescan(), failed: map[string]*failedClaim{}}
 	sc.recoverClaims(ctx, time.Now())
 
-	wake := d.Spool.Watch(ctx, []spool.State{spool.Submitted}, d.rescan())
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	full := 0 // scans in a row that found no space
-	for {
-		select {
-		case _, ok := <-wake:
-			if !ok {
-				return nil
-			}
-		case <-timer.C:
-		}
-		if ctx.Err() != nil {
-			return nil
-		}
-		d.Heart.Busy()
-		next, err := sc.scan(ctx)
-		d.Heart.Idle()
-		if err != nil && ctx.Err() == nil {
-			log.Error("scan failed", "err", err)
-		}
-		// A wake-up for what waits: a file to become quiet, a failed
-		// claim or move to be tried again, and, after a scan that found
-		// no space, the scan itself (as Env.serve does: nothing in the
-		// spool may change to wake init when space comes back). Events
-		// and the rescan tick come besides.
-		if atomicfile.NoSpace(err) {
-			next = earliest(next, time.Now().Add(atomicfile.NoSpaceWait(full)))
-			full++
-		} else {
-			full = 0
-		}
-		timer.Stop()
-		if !next.IsZero() {
-			timer.Reset(max(time.Until(next), time.Millisecond))
-		}
-	}
-}
-
-// earliest is the earlier of two times, zero meaning none.
-func earliest(a, b time.Time) time.Time {
-	if a.IsZero() || !b.IsZero() && b.Before(a) {
-		return b
-	}
-	return a
+	// The scan asks for a wake-up for what waits: a file to become quiet,
+	// a failed claim or move to be tried again; events and the rescan
+	// tick come besides.
+	d.serve(ctx, log, []spool.State{spool.Submitted}, nil, sc.scan)
+	return nil
 }
 
 // recoverClaims judges again the claims left in tmp/: at start (see Run),

@@ -76,7 +76,7 @@ func (d *Reaper) Run(ctx context.Context) error {
 	defer acct.close()
 	rp := &reaping{sp: sp, log: log, acct: acct, notifier: d.Notifier, retain: &retainer{Retention: d.Retention},
 		bad: map[string]bool{}}
-	d.serve(ctx, log, spool.Removable, rp.scan)
+	d.serve(ctx, log, spool.Removable, nil, noNext(rp.scan))
 	return nil
 }
 

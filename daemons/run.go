@@ -178,33 +178,12 @@ func (d *Run) Run(ctx context.Context) error {
 	if err := r.recover(); err != nil {
 		return err
 	}
-	r.serve(ctx)
+	// The runner's own wake-ups (r.wake) come besides the watcher's: the
+	// fsnotify events that would start a job again may all have come while
+	// the job was still held (see untrack), and the periodic rescan is too
+	// late for it.
+	r.d.serve(ctx, r.log, []spool.State{spool.Runnable, spool.Running}, r.wake, noNext(r.scan))
 	return nil
-}
-
-// serve is Env.serve with the runner's own wake-ups (r.wake) besides the
-// spool's watcher: the fsnotify events that would start a job again may
-// all have come while the job was still held (see untrack), and the
-// periodic rescan is too late for it.
-func (r *runner) serve(ctx context.Context) {
-	watch := r.d.Spool.Watch(ctx, []spool.State{spool.Runnable, spool.Running}, r.d.rescan())
-	for {
-		select {
-		case _, ok := <-watch:
-			if !ok {
-				return
-			}
-		case <-r.wake:
-		case <-ctx.Done():
-			return
-		}
-		r.d.Heart.Busy()
-		err := r.scan(ctx)
-		r.d.Heart.Idle()
-		if err != nil && ctx.Err() == nil {
-			r.log.Error("scan failed", "err", err)
-		}
-	}
 }
 
 // wakeUp asks for a scan now, or after a delay (a timer of its own).
