@@ -1,10 +1,14 @@
 package spool
 
 import (
+	"crypto/rand"
 	"fmt"
 	"math"
+	"reflect"
 	"strconv"
+	"strings"
 	"time"
+	"unicode"
 
 	"gopkg.in/yaml.v3"
 )
@@ -143,7 +147,102 @@ func (j *Job) Marshal() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spool: marshal job %s: %w", j.JID, err)
 	}
+	if yaml.Unmarshal(b, new(yaml.Node)) == nil {
+		return b, nil
+	}
+	// yaml.v3 writes some strings with control characters (a line break and
+	// a tab: "\t}\n", found by FuzzParse) as literal blocks it cannot read
+	// back. Write those double-quoted: their escapes always read back.
+	b, err = marshalQuoted(j)
+	if err != nil {
+		return nil, fmt.Errorf("spool: marshal job %s: %w", j.JID, err)
+	}
 	return b, nil
+}
+
+// marshalQuoted marshals v with every string that holds a control
+// character double-quoted. yaml.v3 chooses a string's style itself, so the
+// strings are first swapped, in a copy of v, for placeholders it writes
+// plainly; the document is read back as nodes, and each placeholder's node
+// gets its string back, double-quoted. The placeholders carry a random
+// nonce, so no value a user wrote can pass for one.
+func marshalQuoted(v any) ([]byte, error) {
+	var nonce [8]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return nil, err
+	}
+	prefix := fmt.Sprintf("msched-quoted-%x-", nonce)
+	var saved []string
+	safe := replaceStrings(reflect.ValueOf(v), func(s string) string {
+		if strings.IndexFunc(s, unicode.IsControl) < 0 {
+			return s
+		}
+		saved = append(saved, s)
+		return prefix + strconv.Itoa(len(saved)-1)
+	})
+	var n yaml.Node
+	if err := n.Encode(safe.Interface()); err != nil {
+		return nil, err
+	}
+	var restore func(*yaml.Node)
+	restore = func(n *yaml.Node) {
+		if n.Kind == yaml.ScalarNode && strings.HasPrefix(n.Value, prefix) {
+			if k, err := strconv.Atoi(n.Value[len(prefix):]); err == nil && k < len(saved) {
+				n.Value, n.Style = saved[k], yaml.DoubleQuotedStyle
+			}
+		}
+		for _, c := range n.Content {
+			restore(c)
+		}
+	}
+	restore(&n)
+	return yaml.Marshal(&n)
+}
+
+// replaceStrings returns a deep copy of v with every string (map keys
+// included) passed through f.
+func replaceStrings(v reflect.Value, f func(string) string) reflect.Value {
+	switch v.Kind() {
+	case reflect.String:
+		out := reflect.New(v.Type()).Elem()
+		out.SetString(f(v.String()))
+		return out
+	case reflect.Pointer:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.New(v.Type().Elem())
+		out.Elem().Set(replaceStrings(v.Elem(), f))
+		return out
+	case reflect.Struct:
+		out := reflect.New(v.Type()).Elem()
+		out.Set(v) // unexported fields and values without strings
+		for i := range v.NumField() {
+			if out.Field(i).CanSet() {
+				out.Field(i).Set(replaceStrings(v.Field(i), f))
+			}
+		}
+		return out
+	case reflect.Slice:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		for i := range v.Len() {
+			out.Index(i).Set(replaceStrings(v.Index(i), f))
+		}
+		return out
+	case reflect.Map:
+		if v.IsNil() {
+			return v
+		}
+		out := reflect.MakeMapWithSize(v.Type(), v.Len())
+		for it := v.MapRange(); it.Next(); {
+			out.SetMapIndex(replaceStrings(it.Key(), f), replaceStrings(it.Value(), f))
+		}
+		return out
+	}
+	return v
 }
 
 // Duration is a walltime: a Go duration string ("2h", "90s", "1h30m") or a
