@@ -10,9 +10,12 @@ package policy
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 	"time"
+
+	"msched/workload"
 )
 
 // Host is one host as a policy sees it.
@@ -59,6 +62,16 @@ type QueuedJob struct {
 	// User and Executable name the job's category in the historical
 	// profiler (profiler.Predictor); "" when unknown.
 	User, Executable string
+	// Request and Components, when Request is not 0, make the job a
+	// multicluster request (Bucur & Epema; workload.RequestType): Min ==
+	// Max == the sum of Components. Total: that many hosts anywhere, across
+	// clusters; Unordered: component i's hosts inside one cluster, each
+	// component in a distinct cluster, chosen by the policy; Ordered:
+	// component i inside the i-th cluster (ClusterOrder). A placement of
+	// such a job names its hosts component by component, in Components'
+	// order. Request 0 is an ordinary job, inside one cluster.
+	Request    workload.RequestType
+	Components []int
 }
 
 // Snapshot is what a policy reads: the state of the system at Now.
@@ -75,6 +88,10 @@ type Placement struct {
 	Hosts     []string
 	Start     time.Time
 	Predicted time.Duration
+	// Why, when set, says why the policy chose this placement, in a
+	// sentence for the user's report (a moldable job: the size chosen and
+	// the reason).
+	Why string
 }
 
 // Plan is a policy's answer: jobs to start now (all their hosts are free
@@ -151,5 +168,18 @@ func Names() []string {
 		out = append(out, n)
 	}
 	sort.Strings(out)
+	return out
+}
+
+// ClusterOrder lists the clusters of hs in the order they first appear
+// (the hosts file's order): an ordered request's component i goes to the
+// i-th of them.
+func ClusterOrder(hs []Host) []string {
+	var out []string
+	for i := range hs {
+		if !slices.Contains(out, hs[i].Cluster) {
+			out = append(out, hs[i].Cluster)
+		}
+	}
 	return out
 }
