@@ -307,6 +307,24 @@ echo "$MSCHED_HOSTFILE"
 	}
 }
 
+// A co-allocated job learns its components from its environment and its
+// host file, and Env cannot forge them.
+func TestLocal_Components(t *testing.T) {
+	spec := newSpec(t, "sh", "-c", `echo "$MSCHED_COMPONENTS|$MSCHED_CLUSTERS|$MSCHED_NHOSTS"; cat "$MSCHED_HOSTFILE"`)
+	spec.Hosts = []string{"a/cpu0", "a/cpu1", "c/cpu0", "b/cpu3"}
+	spec.Components = []Component{{Cluster: "a", Hosts: 2}, {Cluster: "c", Hosts: 1}, {Cluster: "b", Hosts: 1}}
+	spec.Env = []string{"MSCHED_CLUSTERS=x"}
+	if res := run(t, spec); !res.OK() {
+		t.Fatalf("got %+v", res)
+	}
+	want := "2,1,1|a,c,b|4\n" +
+		"a/cpu0 # cluster=a component=1\na/cpu1 # cluster=a component=1\n" +
+		"c/cpu0 # cluster=c component=2\nb/cpu3 # cluster=b component=3\n"
+	if got := readFile(t, spec.Stdout); got != want {
+		t.Errorf("got\n%s\nwant\n%s", got, want)
+	}
+}
+
 func TestLocal_Busy(t *testing.T) {
 	spec := newSpec(t, "sleep", "30")
 	h, err := testLocal(t).Start(context.Background(), spec)

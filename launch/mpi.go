@@ -88,7 +88,10 @@ func remoteMPI(spec Spec, user string) (argv, hostLines []string, err error) {
 			keys = append(keys, k)
 		}
 	}
-	keys = append(keys, "MSCHED_JID", "MSCHED_HOSTS", "MSCHED_NHOSTS")
+	for _, e := range spec.mschedEnv("") {
+		k, _, _ := strings.Cut(e, "=")
+		keys = append(keys, k)
+	}
 	for _, k := range keys {
 		argv = append(argv, "-x", k)
 	}

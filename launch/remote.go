@@ -204,7 +204,7 @@ func planSSH(spec Spec) (sshPlan, error) {
 		}
 	}
 	// MSCHED_HOSTFILE is the wrapper's: the file it makes on the host.
-	env = append(env, spec.mschedEnv("")[:3]...)
+	env = append(env, spec.mschedEnv("")...)
 	token, err := newToken()
 	if err != nil {
 		return p, err
@@ -222,6 +222,9 @@ func planSSH(spec Spec) (sshPlan, error) {
 		for _, d := range spec.SSH.Dest {
 			p.job.hostLines = append(p.job.hostLines, d.Host)
 		}
+	}
+	for i := range p.job.hostLines {
+		p.job.hostLines[i] += spec.hostNote(i)
 	}
 	remote, err := p.job.commandLine()
 	if err != nil {

@@ -32,7 +32,7 @@ func runLocal(ctx context.Context, spec Spec, sigs <-chan os.Signal, started sta
 	}
 	// These writes wait for space on a full file system (untilSpace): a
 	// start error would cost the job an attempt, and a few of them its run.
-	err := untilSpace(ctx, sigs, func() error { return writeHostfile(spec.HostfilePath, spec.Hosts) })
+	err := untilSpace(ctx, sigs, func() error { return writeHostfile(spec.HostfilePath, spec.hostLines()) })
 	if errors.Is(err, errCancelled) {
 		return cancelledResult()
 	} else if err != nil {
@@ -125,18 +125,18 @@ func runLocal(ctx context.Context, spec Spec, sigs <-chan os.Signal, started sta
 // writeHostfile writes the job's host file, readable by the job's user: a
 // file the daemon placed there (Spec.HostfilePath, from its recycled files)
 // keeps its mode when rewritten, so the mode is set too.
-func writeHostfile(path string, hosts []string) error {
-	if err := os.WriteFile(path, []byte(hostfileText(hosts)), 0o644); err != nil {
+func writeHostfile(path string, lines []string) error {
+	if err := os.WriteFile(path, []byte(hostfileText(lines)), 0o644); err != nil {
 		return err
 	}
 	return os.Chmod(path, 0o644)
 }
 
-func hostfileText(hosts []string) string {
-	if len(hosts) == 0 {
+func hostfileText(lines []string) string {
+	if len(lines) == 0 {
 		return ""
 	}
-	return strings.Join(hosts, "\n") + "\n"
+	return strings.Join(lines, "\n") + "\n"
 }
 
 // lookPath finds name in the job's PATH (which may differ from the

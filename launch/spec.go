@@ -31,8 +31,9 @@ const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
 //     the shepherd's own variables of those names, where it has them);
 //   - then Env, whose entries replace any of the above;
 //   - then MSCHED_JID, MSCHED_HOSTS (Hosts, comma-separated),
-//     MSCHED_NHOSTS and MSCHED_HOSTFILE (the host file's path), which Env
-//     cannot override.
+//     MSCHED_NHOSTS, for a co-allocated job MSCHED_COMPONENTS and
+//     MSCHED_CLUSTERS (see Components), and MSCHED_HOSTFILE (the host
+//     file's path), which Env cannot override.
 //
 // A job run through ssh (SSH set) gets, instead of the first two, the
 // remote login's environment as sshd makes it (HOME, PATH, SHELL,
@@ -56,6 +57,13 @@ type Spec struct {
 	// job, which has the remote login's PATH (unless Env sets one).
 	Path  string   `json:"path,omitempty"`
 	Hosts []string `json:"hosts"`
+	// Components, for a co-allocated job, splits Hosts into its components,
+	// in order: the first Components[0].Hosts hosts are component 1, in
+	// cluster Components[0].Cluster, and so on. The job gets
+	// MSCHED_COMPONENTS (the sizes) and MSCHED_CLUSTERS (each component's
+	// cluster), comma-separated, and each line of its host file ends with
+	// " # cluster=C component=K" (K from 1; a comment to mpirun).
+	Components []Component `json:"components,omitempty"`
 	// Identity is the user the job runs as; nil: the shepherd's own user.
 	// A local job's process gets its uid, gid and groups (the shepherd must
 	// be root for another uid); the job's output files are opened with its
@@ -103,6 +111,34 @@ type Spec struct {
 	// line if the job never starts. The daemon learns the job's process
 	// group at once instead of polling the pid file.
 	ReadyFD int `json:"ready_fd,omitempty"`
+}
+
+// Component is one component of a co-allocated job: Hosts hosts of Cluster.
+type Component struct {
+	Cluster string `json:"cluster"`
+	Hosts   int    `json:"hosts"`
+}
+
+// hostNote is what the host file's line of host i adds for a co-allocated
+// job: its cluster and component, as a comment ("" otherwise).
+func (s Spec) hostNote(i int) string {
+	for k, c := range s.Components {
+		if i < c.Hosts {
+			return fmt.Sprintf(" # cluster=%s component=%d", c.Cluster, k+1)
+		}
+		i -= c.Hosts
+	}
+	return ""
+}
+
+// hostLines is the host file of a job on this machine: its hosts, one per
+// line, each with its hostNote.
+func (s Spec) hostLines() []string {
+	lines := make([]string, len(s.Hosts))
+	for i, h := range s.Hosts {
+		lines[i] = h + s.hostNote(i)
+	}
+	return lines
 }
 
 // Identity is a user from the password database, as a job runs as it.
@@ -246,14 +282,25 @@ func (s Spec) jobEnv(self []string) []string {
 	return append(env, s.mschedEnv(s.HostfilePath)...)
 }
 
-// mschedEnv is msched's own variables, with the host file at hostfile.
+// mschedEnv is msched's own variables, with the host file at hostfile
+// ("": none, the remote wrapper sets it).
 func (s Spec) mschedEnv(hostfile string) []string {
-	return []string{
+	env := []string{
 		"MSCHED_JID=" + s.JID,
 		"MSCHED_HOSTS=" + strings.Join(s.Hosts, ","),
 		"MSCHED_NHOSTS=" + strconv.Itoa(len(s.Hosts)),
-		"MSCHED_HOSTFILE=" + hostfile,
 	}
+	if len(s.Components) > 0 {
+		sizes, clusters := make([]string, len(s.Components)), make([]string, len(s.Components))
+		for k, c := range s.Components {
+			sizes[k], clusters[k] = strconv.Itoa(c.Hosts), c.Cluster
+		}
+		env = append(env, "MSCHED_COMPONENTS="+strings.Join(sizes, ","), "MSCHED_CLUSTERS="+strings.Join(clusters, ","))
+	}
+	if hostfile != "" {
+		env = append(env, "MSCHED_HOSTFILE="+hostfile)
+	}
+	return env
 }
 
 // lookupEnv finds key in env, the last entry winning as in os/exec.

@@ -40,6 +40,12 @@ type Job struct {
 	// RanksPerHost is the number of MPI ranks on each host (launch: mpi);
 	// 0 means 1.
 	RanksPerHost int `yaml:"ranks_per_host,omitempty"`
+	// Components, when set, asks for hosts in several clusters at once
+	// (co-allocation, after Bucur & Epema): one component of that many
+	// hosts per cluster, the job's hosts their sum. Request says how the
+	// components map to clusters (RequestUnordered when empty).
+	Components []int  `yaml:"components,omitempty"`
+	Request    string `yaml:"request,omitempty"`
 
 	// Written by the daemons. A submission that sets any of these is rejected.
 	JID  string `yaml:"jid,omitempty"`
@@ -125,6 +131,58 @@ type RunInfo struct {
 	// recorded before the job is released to run, so that a restarted run
 	// daemon follows that job instead of submitting a second copy.
 	SlurmJob string `yaml:"slurm_job,omitempty"`
+}
+
+// The values of Request (workload.RequestType's names):
+//   - RequestUnordered: each component inside one cluster, each in a
+//     different cluster; the scheduler picks which;
+//   - RequestOrdered: component i inside the i-th cluster of the hosts
+//     file (in the order the clusters first appear there);
+//   - RequestTotal: the components' sum of hosts, anywhere across the
+//     clusters.
+const (
+	RequestUnordered = "unordered"
+	RequestOrdered   = "ordered"
+	RequestTotal     = "total"
+)
+
+// MaxComponents bounds components: more clusters than any system has.
+const MaxComponents = 64
+
+// HostRange returns the smallest and largest acceptable host counts, max 0
+// meaning "as many as there are": the components' sum for a co-allocated
+// job, else Hosts.Range.
+func (j *Job) HostRange() (min, max int) {
+	if len(j.Components) > 0 {
+		n := 0
+		for _, c := range j.Components {
+			n += c
+		}
+		return n, n
+	}
+	return j.Hosts.Range()
+}
+
+// RequestType is the job's co-allocation request type: Request, or
+// RequestUnordered when it has components and names none; "" for a job
+// without components.
+func (j *Job) RequestType() string {
+	switch {
+	case len(j.Components) == 0:
+		return ""
+	case j.Request == "":
+		return RequestUnordered
+	}
+	return j.Request
+}
+
+// ComponentsText writes components as a job file does: [8, 4, 4].
+func ComponentsText(c []int) string {
+	s := make([]string, len(c))
+	for i, n := range c {
+		s[i] = strconv.Itoa(n)
+	}
+	return "[" + strings.Join(s, ", ") + "]"
 }
 
 // LaunchMPI is the Launch value that runs a job under mpirun.

@@ -191,3 +191,41 @@ func TestParse_EnvLaunch(t *testing.T) {
 		t.Errorf("mpi with an option for a program: %v", err)
 	}
 }
+
+// Co-allocated requests: components and request, each problem named by
+// its field and line.
+func TestParse_Components(t *testing.T) {
+	j, err := ParseSubmission("j", []byte("command: [a]\ncomponents: [8, 4, 4]\nrequest: ordered\nhosts: {arch: x86_64}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if lo, hi := j.HostRange(); lo != 16 || hi != 16 || j.RequestType() != RequestOrdered {
+		t.Fatalf("range %d..%d, request %q", lo, hi, j.RequestType())
+	}
+	j, err = ParseSubmission("j", []byte("command: [a]\ncomponents: [2, 1]\n"))
+	if err != nil || j.RequestType() != RequestUnordered {
+		t.Fatalf("default request: %v %q", err, j.RequestType())
+	}
+	if j, err := ParseSubmission("j", []byte("command: [a]\nhosts: {min: 2, max: 4}\n")); err != nil || j.RequestType() != "" {
+		t.Fatalf("no components: %v %q", err, j.RequestType())
+	} else if lo, hi := j.HostRange(); lo != 2 || hi != 4 {
+		t.Fatalf("range %d..%d", lo, hi)
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{"request: total", "j:2: request: only with components"},
+		{"components: [1]\nrequest: scattered", `j:3: request: unknown request "scattered"`},
+		{"components: []", "j:2: components: want a list of host counts"},
+		{"components: 4", "j:2: components:"},
+		{"components:\n  - 4\n  - 0", "j:4: components[1]: must be ≥ 1, got 0"},
+		{"components: [4, 2.5]", `j:2: components[1]: want an integer, got "2.5"`},
+		{"components: [4, -1]", "components[1]: must be ≥ 1, got -1"},
+		{"components: [4]\nhosts: {count: 4}", "j:3: hosts.count: give components or a host count, not both"},
+		{"components: [4]\nhosts:\n  cluster: a", "j:4: hosts.cluster: a co-allocated job spans clusters"},
+		{"components: [" + strings.Repeat("1, ", MaxComponents) + "1]", "components: 65 components, over the limit of 64"},
+	} {
+		_, err := ParseSubmission("j", []byte("command: [a]\n"+tc.doc+"\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want %q", tc.doc, err, tc.want)
+		}
+	}
+}

@@ -227,9 +227,66 @@ func validateRequest(j *Job, doc *yaml.Node) []Problem {
 			bad(lineOf(doc, "ranks_per_host"), "ranks_per_host", "must be 1 to %d, got %d", MaxRanksPerHost, j.RanksPerHost)
 		}
 	}
+	ps = append(ps, validateComponents(j, doc)...)
 	if j.Launch == LaunchMPI && len(j.Command) > 0 && strings.HasPrefix(j.Command[0], "-") {
 		// mpirun would take it for one of its own options.
 		bad(lineOf(doc, "command"), "command[0]", "must not start with '-' under launch: mpi, got %q", Clip(j.Command[0], maxQuoted))
+	}
+	return ps
+}
+
+// validateComponents checks a co-allocated request: components, request,
+// and the host fields they exclude.
+func validateComponents(j *Job, doc *yaml.Node) []Problem {
+	var ps []Problem
+	bad := func(path []string, format string, args ...any) {
+		ps = append(ps, Problem{lineOf(doc, path...), strings.Join(path, "."), fmt.Sprintf(format, args...)})
+	}
+	key, comps := lookupKV(doc, "components")
+	if lookup(doc, "request") != nil {
+		switch j.Request {
+		case RequestUnordered, RequestOrdered, RequestTotal:
+			if key == nil {
+				bad([]string{"request"}, "only with components (the hosts of each cluster, such as [8, 4, 4])")
+			}
+		default:
+			bad([]string{"request"}, "unknown request %q (want unordered, ordered or total)", Clip(j.Request, maxQuoted))
+		}
+	}
+	if key == nil {
+		return ps
+	}
+	switch {
+	case len(j.Components) == 0:
+		bad([]string{"components"}, "want a list of host counts, one per cluster, such as [8, 4, 4]; got none")
+	case len(j.Components) > MaxComponents:
+		bad([]string{"components"}, "%d components, over the limit of %d", len(j.Components), MaxComponents)
+	default:
+		for i, c := range j.Components {
+			line := lineOf(doc, "components")
+			if comps.Kind == yaml.SequenceNode && i < len(comps.Content) {
+				n := comps.Content[i]
+				line = n.Line
+				if n.ShortTag() != "!!int" {
+					// yaml.v3 truncates 2.5 into an int without a word.
+					ps = append(ps, Problem{line, fmt.Sprintf("components[%d]", i), fmt.Sprintf("want an integer, got %q", Clip(n.Value, maxQuoted))})
+					continue
+				}
+			}
+			if c < 1 {
+				ps = append(ps, Problem{line, fmt.Sprintf("components[%d]", i), fmt.Sprintf("must be ≥ 1, got %d", c)})
+			}
+		}
+	}
+	if h := j.Hosts; h != nil {
+		for _, k := range []string{"count", "min", "max"} {
+			if lookup(doc, "hosts", k) != nil {
+				bad([]string{"hosts", k}, "give components or a host count, not both: a co-allocated job's hosts are its components' sum")
+			}
+		}
+		if h.Cluster != "" {
+			bad([]string{"hosts", "cluster"}, "a co-allocated job spans clusters: leave cluster out")
+		}
 	}
 	return ps
 }
