@@ -379,7 +379,7 @@ func swfLine(j *spool.Job, r Record, a *accounting) string {
 	if len(r.Hosts) > 0 && r.StartedAt.Unix() > 0 {
 		alloc = int64(len(r.Hosts))
 	}
-	lo, hi := j.Hosts.Range()
+	lo, hi := j.HostRange()
 	req := int64(hi)
 	if hi == 0 {
 		req = int64(lo)

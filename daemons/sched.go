@@ -16,6 +16,7 @@ import (
 	"msched/hoststat"
 	"msched/policy"
 	"msched/spool"
+	"msched/workload"
 )
 
 // Sched is the MS scheduler daemon. It owns queued/ and scheduling/. The
@@ -548,7 +549,7 @@ func (d *Sched) holdBack(s policy.Snapshot, down map[string]hoststat.DownInfo) [
 
 // queuedJob is the policy's view of a waiting job.
 func queuedJob(j *spool.Job, hosts int) policy.QueuedJob {
-	min, max := j.Hosts.Range()
+	min, max := j.HostRange()
 	if max == 0 {
 		max = hosts
 	}
@@ -564,6 +565,11 @@ func queuedJob(j *spool.Job, hosts int) policy.QueuedJob {
 	}
 	if j.Model != nil {
 		q.Model, q.Params = j.Model.Name, j.Model.Params
+	}
+	if len(j.Components) > 0 {
+		// Validated at submission: a known request type.
+		q.Request, _ = workload.ParseRequestType(j.RequestType())
+		q.Components = j.Components
 	}
 	return q
 }

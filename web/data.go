@@ -239,7 +239,7 @@ func viewJob(st spool.State, j *spool.Job) JobView {
 		v.File = j.File()
 	}
 	if len(j.Command) > 0 {
-		v.Request = requestText(j.Hosts)
+		v.Request = requestText(j)
 	}
 	if j.Walltime > 0 {
 		v.Walltime = time.Duration(j.Walltime).String()
@@ -266,8 +266,9 @@ func viewRecord(r *Record) JobView {
 		SubmittedAt: r.SubmittedAt, Reaped: true}
 }
 
-func requestText(h *spool.Hosts) string {
-	lo, hi := h.Range()
+func requestText(j *spool.Job) string {
+	h := j.Hosts
+	lo, hi := j.HostRange()
 	var s string
 	switch {
 	case lo == hi && lo == 1:
@@ -278,6 +279,9 @@ func requestText(h *spool.Hosts) string {
 		s = fmt.Sprintf("%d or more hosts", lo)
 	default:
 		s = fmt.Sprintf("%d–%d hosts", lo, hi)
+	}
+	if len(j.Components) > 0 {
+		s += fmt.Sprintf(" in components %s (%s)", spool.ComponentsText(j.Components), j.RequestType())
 	}
 	if h != nil && h.Arch != "" {
 		s += ", arch " + h.Arch

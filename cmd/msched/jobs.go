@@ -207,7 +207,7 @@ func listJobs(w io.Writer, sp *spool.Spool, asJSON bool) error {
 			if !j.SubmittedAt.IsZero() {
 				r.Submitted = j.SubmittedAt
 			}
-			if min, max := j.Hosts.Range(); min == max {
+			if min, max := j.HostRange(); min == max {
 				r.Request = fmt.Sprint(min)
 			} else if max == 0 {
 				r.Request = fmt.Sprintf("%d..", min)
