@@ -538,6 +538,9 @@ func (r *runner) target(s *launch.Spec, j *spool.Job) error {
 	if len(addrs) == 0 {
 		return nil
 	}
+	if err := r.components(s, j); err != nil {
+		return err
+	}
 	switch addrs[0].Kind {
 	case hoststat.KindSSH:
 		dests := make([]launch.SSHDest, len(addrs))
@@ -556,6 +559,33 @@ func (r *runner) target(s *launch.Spec, j *spool.Job) error {
 		m := r.d.MPI
 		m.RanksPerHost = j.RanksPerHost
 		s.MPI = &m
+	}
+	return nil
+}
+
+// components splits a co-allocated job's hosts into its components, in
+// order, each with its cluster (from the hosts file), for the job's
+// environment and host file. The scheduler's plan checker placed each
+// component inside one cluster; a schedule that does not split so (a job
+// file edited since) cannot start.
+func (r *runner) components(s *launch.Spec, j *spool.Job) error {
+	if len(j.Components) == 0 || j.RequestType() == spool.RequestTotal {
+		return nil // a total request is its sum, anywhere
+	}
+	if lo, _ := j.HostRange(); len(s.Hosts) != lo {
+		return fmt.Errorf("scheduled on %d hosts, but its components %s need %d", len(s.Hosts), spool.ComponentsText(j.Components), lo)
+	}
+	s.Components = s.Components[:0]
+	i := 0
+	for k, n := range j.Components {
+		cluster := r.hosts[s.Hosts[i]].Cluster
+		for _, h := range s.Hosts[i : i+n] {
+			if c := r.hosts[h].Cluster; c != cluster {
+				return fmt.Errorf("component %d is scheduled across clusters %s and %s", k+1, cluster, c)
+			}
+		}
+		s.Components = append(s.Components, launch.Component{Cluster: cluster, Hosts: n})
+		i += n
 	}
 	return nil
 }
@@ -650,6 +680,13 @@ func (r *runner) start(rj *runJob) bool {
 		attempts = j.Run.Attempts + 1
 	}
 	j.Run = &spool.RunInfo{StartedAt: time.Now().UTC(), Attempts: attempts, Host: j.Schedule.Hosts[0]}
+	if specErr == nil {
+		i := 0
+		for _, c := range rj.spec.Components {
+			j.Run.Components = append(j.Run.Components, spool.Component{Cluster: c.Cluster, Hosts: rj.spec.Hosts[i : i+c.Hosts]})
+			i += c.Hosts
+		}
+	}
 	j.Reason = ""
 	// The spool captures what the job names no destination for, in
 	// output/<JID>/ (notify.CapturedPaths). A destination the job names is

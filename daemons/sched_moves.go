@@ -115,7 +115,7 @@ func planMoves(in movesIn) movesOut {
 		}
 		out.Moves = append(out.Moves, jobMove{JID: pl.Job, From: st, To: spool.Runnable,
 			Note:      fmt.Sprintf("placed by %s on %s, predicted %s", in.Policy, strings.Join(pl.Hosts, ","), roundDur(pl.Predicted)),
-			Schedule:  &spool.Schedule{Hosts: pl.Hosts, PredictedSeconds: pl.Predicted.Seconds(), DecidedAt: in.Now, Policy: in.Policy},
+			Schedule:  &spool.Schedule{Hosts: pl.Hosts, PredictedSeconds: pl.Predicted.Seconds(), DecidedAt: in.Now, Policy: in.Policy, Why: pl.Why},
 			Placement: pl})
 	}
 	for _, w := range in.Read {

@@ -83,6 +83,21 @@ func RenderAccuracy(j *spool.Job, outputDir string, acc *ModelAccuracy) Report {
 	if j.Schedule != nil && len(j.Schedule.Hosts) > 0 {
 		line("Hosts", "%s (%d)", strings.Join(j.Schedule.Hosts, ", "), len(j.Schedule.Hosts))
 	}
+	if r := j.Run; r != nil && len(r.Components) > 0 {
+		for k, c := range r.Components {
+			text := fmt.Sprintf("%d: cluster %s, %s (%d)", k+1, c.Cluster, strings.Join(c.Hosts, ", "), len(c.Hosts))
+			if k == 0 {
+				line("Components", "%s", text)
+			} else {
+				fmt.Fprintf(&b, "%-12s %s\n", "", spool.Clip(text, FieldLimit))
+			}
+		}
+	} else if len(j.Components) > 0 {
+		line("Components", "%s, %s", spool.ComponentsText(j.Components), j.RequestType())
+	}
+	if j.Schedule != nil && j.Schedule.Why != "" {
+		line("Placement", "%s", j.Schedule.Why)
+	}
 	if !j.SubmittedAt.IsZero() {
 		line("Submitted", "%s", stamp(j.SubmittedAt))
 	}

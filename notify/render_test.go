@@ -39,6 +39,28 @@ func TestRender_FinishedJob(t *testing.T) {
 	}
 }
 
+// A co-allocated job's report lists its components as they ran, and a
+// placement's reason (a moldable job's size) is given.
+func TestRender_ComponentsAndWhy(t *testing.T) {
+	j := finished("J000008")
+	j.Components, j.Request = []int{2, 1}, spool.RequestUnordered
+	j.Schedule.Why = "2 of 1–4 hosts: the predicted load"
+	r := Render(j, t.TempDir())
+	if want := "Components:  [2, 1], unordered\n"; !strings.Contains(r.Body, want) {
+		t.Errorf("before the start, body lacks %q:\n%s", want, r.Body)
+	}
+	j.Run.Components = []spool.Component{{Cluster: "x", Hosts: []string{"a", "b"}}, {Cluster: "y", Hosts: []string{"c"}}}
+	r = Render(j, t.TempDir())
+	for _, want := range []string{
+		"Components:  1: cluster x, a, b (2)\n             2: cluster y, c (1)\n",
+		"Placement:   2 of 1–4 hosts: the predicted load\n",
+	} {
+		if !strings.Contains(r.Body, want) {
+			t.Errorf("body lacks %q:\n%s", want, r.Body)
+		}
+	}
+}
+
 // Only the last OutputLimit bytes of a long output are carried, with a
 // note saying so and where the rest is.
 func TestRender_TruncatesOutput(t *testing.T) {

@@ -115,6 +115,16 @@ type Schedule struct {
 	PredictedSeconds float64   `yaml:"predicted_seconds"`
 	DecidedAt        time.Time `yaml:"decided_at,omitempty"`
 	Policy           string    `yaml:"policy,omitempty"`
+	// Why is the policy's reason for the placement, when it gives one (a
+	// moldable job: the size chosen, and why).
+	Why string `yaml:"why,omitempty"`
+}
+
+// Component is one component of a co-allocated job as it ran: its cluster
+// and its hosts.
+type Component struct {
+	Cluster string   `yaml:"cluster"`
+	Hosts   []string `yaml:"hosts"`
 }
 
 // RunInfo is what the run daemon knows of the job's execution.
@@ -126,6 +136,8 @@ type RunInfo struct {
 	PID        int       `yaml:"pid,omitempty"`
 	PGID       int       `yaml:"pgid,omitempty"`
 	Attempts   int       `yaml:"attempts,omitempty"`
+	// Components: a co-allocated job's components, in order, as started.
+	Components []Component `yaml:"components,omitempty"`
 	Host       string    `yaml:"host,omitempty"` // where the launcher ran (first host)
 	// SlurmJob is the Slurm job id of a job run on a Slurm cluster,
 	// recorded before the job is released to run, so that a restarted run
