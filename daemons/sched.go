@@ -480,7 +480,7 @@ func (d *Sched) view(now time.Time, loads map[string]float64, down map[string]ho
 			Speed: d.Speeds[h.Arch], FreeAt: free})
 	}
 	for _, j := range read {
-		snap.Queue = append(snap.Queue, queuedJob(j, len(d.Hosts)))
+		snap.Queue = append(snap.Queue, QueuedJob(j, len(d.Hosts)))
 	}
 	if len(down) > 0 {
 		snap.Queue = d.holdBack(snap, down)
@@ -515,14 +515,31 @@ func (d *Sched) health() map[string]hoststat.DownInfo {
 
 // holdBack returns s's queue without the jobs that only down hosts could
 // run: in no cluster do enough up hosts meet their constraints, though in
-// some cluster enough hosts do (a job runs inside one cluster). They wait,
+// some cluster enough hosts do (a job runs inside one cluster; a
+// co-allocated one needs its clusters, policy.CanHold). They wait,
 // unseen by the policy, for the hosts to come back. Seen, they would be
 // planned a year ahead (downHorizon), and a policy that bounds how often a
 // job is overtaken (fpfs, the GA) would in time hold every job behind them
 // for as long as the hosts are down.
 func (d *Sched) holdBack(s policy.Snapshot, down map[string]hoststat.DownInfo) []policy.QueuedJob {
 	q := s.Queue[:0:0]
+	var upHosts []policy.Host // for co-allocated jobs
 	for _, j := range s.Queue {
+		if j.Request != 0 {
+			if upHosts == nil {
+				for _, h := range s.Hosts {
+					if _, ok := down[h.Name]; !ok {
+						upHosts = append(upHosts, h)
+					}
+				}
+			}
+			if policy.CanHold(&j, s.Hosts) == nil && policy.CanHold(&j, upHosts) != nil {
+				d.log.Debug("job waits for down hosts", "job", j.ID, "components", j.Components)
+				continue
+			}
+			q = append(q, j)
+			continue
+		}
 		need := max(j.Min, 1)
 		all, up := map[string]int{}, map[string]int{} // by cluster
 		for _, h := range s.Hosts {
@@ -547,8 +564,9 @@ func (d *Sched) holdBack(s policy.Snapshot, down map[string]hoststat.DownInfo) [
 	return q
 }
 
-// queuedJob is the policy's view of a waiting job.
-func queuedJob(j *spool.Job, hosts int) policy.QueuedJob {
+// QueuedJob is the policy's view of a waiting job j on a system of
+// hosts hosts (the sched daemon's, and msched submit's check).
+func QueuedJob(j *spool.Job, hosts int) policy.QueuedJob {
 	min, max := j.HostRange()
 	if max == 0 {
 		max = hosts

@@ -17,7 +17,9 @@ import (
 	"github.com/spf13/viper"
 	"gopkg.in/yaml.v3"
 
+	"msched/daemons"
 	"msched/hoststat"
+	"msched/policy"
 	"msched/spool"
 )
 
@@ -49,7 +51,9 @@ is written atomically into submitted/ and its ticket (its name there) is
 printed. Each file gets submit_dir: the directory submit ran in (relative
 paths in the job resolve against it), unless it sets submit_dir itself. A job
 file must be a regular file (a symbolic link is not followed, a FIFO not read)
-of at most init.max_job_bytes (1 MiB). The init daemon then gives the job its
+of at most init.max_job_bytes (1 MiB). A job with components (co-allocation)
+is also checked against the hosts file: one that no state of its clusters
+could ever hold is refused. The init daemon then gives the job its
 JID and runs it as you (the file's owner): see it with msched status.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -62,6 +66,7 @@ JID and runs it as you (the file's owner): see it with msched status.`,
 				return fmt.Errorf("submit: the current directory, recorded as submit_dir: %w", err)
 			}
 			datas := make([][]byte, len(args))
+			var hosts []policy.Host // the hosts file's, read for the first job with components
 			bad := 0
 			invalid := func(f, how string, err error) {
 				var pe *spool.ParseError
@@ -77,9 +82,25 @@ JID and runs it as you (the file's owner): see it with msched status.`,
 					return fmt.Errorf("%w; nothing submitted", err)
 				}
 				// The problems of the file as the user wrote it (its lines).
-				if _, err := spool.ParseSubmission(filepath.Base(f), datas[i]); err != nil {
+				j, err := spool.ParseSubmission(filepath.Base(f), datas[i])
+				if err != nil {
 					invalid(f, "", err)
 					continue
+				}
+				if len(j.Components) > 0 {
+					// A component request no cluster state could ever hold
+					// would wait for nothing; the scheduler would reject it.
+					if hosts == nil {
+						if hosts, err = submitHosts(v); err != nil {
+							return fmt.Errorf("%w; nothing submitted", err)
+						}
+					}
+					q := daemons.QueuedJob(j, len(hosts))
+					if err := policy.CanHold(&q, hosts); err != nil {
+						fmt.Fprintf(cmd.ErrOrStderr(), "%s: components: the hosts file can never hold it: %v\n", f, err)
+						bad++
+						continue
+					}
 				}
 				// What init will judge: the file with submit_dir added.
 				if datas[i], err = spool.SetSubmitDir(datas[i], cwd); err != nil {
@@ -102,6 +123,24 @@ JID and runs it as you (the file's owner): see it with msched status.`,
 			return nil
 		},
 	}
+}
+
+// submitHosts is the configured hosts as policies see them, for submit's
+// check of component requests.
+func submitHosts(v *viper.Viper) ([]policy.Host, error) {
+	cfg, err := readConfig(v)
+	if err != nil {
+		return nil, err
+	}
+	hs, err := loadHosts(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("the hosts file, to check components against: %w", err)
+	}
+	out := make([]policy.Host, len(hs))
+	for i, h := range hs {
+		out[i] = policy.Host{Name: h.Name, Arch: h.Arch, Cluster: h.Cluster}
+	}
+	return out, nil
 }
 
 func newCancelCmd(v *viper.Viper) *cobra.Command {

@@ -207,3 +207,36 @@ func TestSubmit_UsesTheBoundInitPublished(t *testing.T) {
 		t.Errorf("submit of %d bytes, init's bound 2048, the user's default 1 MiB: %v", len(job), err)
 	}
 }
+
+// msched submit refuses a component request that no cluster of the hosts
+// file can ever hold, and submits one that fits (issue 15).
+func TestSubmit_ComponentsAgainstTheHostsFile(t *testing.T) {
+	sp, dir := newSubmitSpool(t)
+	hosts := filepath.Join(t.TempDir(), "hosts.yaml")
+	os.WriteFile(hosts, []byte("- {name: a0, arch: generic, cluster: a}\n- {name: a1, arch: generic, cluster: a}\n"+
+		"- {name: b0, arch: generic, cluster: b}\n- {name: c0, arch: generic, cluster: c}\n"), 0o644)
+	t.Setenv("MSCHED_HOSTS", hosts)
+	os.WriteFile("fits.yaml", []byte("command: [a]\ncomponents: [1, 2, 1]\n"), 0o644)
+	os.WriteFile("ordered.yaml", []byte("command: [a]\ncomponents: [1, 2]\nrequest: ordered\n"), 0o644)
+	os.WriteFile("four.yaml", []byte("command: [a]\ncomponents: [1, 1, 1, 1]\n"), 0o644)
+	os.WriteFile("total.yaml", []byte("command: [a]\ncomponents: [4, 1]\nrequest: total\n"), 0o644)
+	for _, tc := range []struct{ file, want string }{
+		{"ordered.yaml", "ordered.yaml: components: the hosts file can never hold it: component 2 needs 2 hosts in cluster b (the 2nd in the hosts file), which has 1 hosts"},
+		{"four.yaml", "four.yaml: components: the hosts file can never hold it: 4 components, one per cluster, but only 3 clusters exist"},
+		{"total.yaml", "a total request of 5 hosts, but only 4 hosts exist"},
+	} {
+		out, err := mschedIn(t, dir, "submit", "fits.yaml", tc.file)
+		if err == nil || !strings.Contains(out, tc.want) || !strings.Contains(err.Error(), "nothing submitted") {
+			t.Errorf("submit %s: %v\n%s\nwant %q and nothing submitted", tc.file, err, out, tc.want)
+		}
+	}
+	if fs := submittedFiles(t, sp); len(fs) != 0 {
+		t.Fatalf("submitted %q", fs)
+	}
+	if out, err := mschedIn(t, dir, "submit", "fits.yaml"); err != nil {
+		t.Fatalf("submit fits.yaml: %v\n%s", err, out)
+	}
+	if fs := submittedFiles(t, sp); len(fs) != 1 {
+		t.Fatalf("submitted %q, want fits.yaml", fs)
+	}
+}
