@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+
+	"msched/workload"
 )
 
 // Fault is one part of a plan that Check refuses.
@@ -25,9 +27,15 @@ func (f Fault) Error() string { return "policy: " + f.Part + " " + f.Job + ": " 
 // A placement must name a job waiting in s's queue that no earlier part of
 // the plan started or rejected, on at least max(Min, 1) and, when Max > 0,
 // at most Max distinct hosts of s that meet the job's Arch and Cluster; when
-// s's hosts are in more than one cluster, its hosts must all be in one (the
-// launchers reach the hosts of a cluster one way; running one job across
-// clusters, co-allocation, is not supported: see OneCluster). A placement
+// s's hosts are in more than one cluster, the hosts of an ordinary job must
+// all be in one (the launchers reach the hosts of a cluster one way: see
+// OneCluster). A job with a multicluster request (QueuedJob.Request) is
+// co-allocated instead (coalloc.go): a total request's hosts may be
+// anywhere; an ordered or unordered request's hosts, exactly the sum of its
+// components, are read component by component in Components' order, each
+// component's hosts inside one cluster, an unordered request's components
+// in distinct clusters and an ordered request's component i in the i-th
+// cluster of ClusterOrder. A placement
 // that starts now must also start at s.Now on hosts free now: FreeAt not
 // after Now, held by no running job, and given to no other placement of the
 // plan. A rejection must name a waiting job.
@@ -49,6 +57,8 @@ type hostIndex struct {
 	names, clusters []string
 	of              map[string]int32 // host name → index (the first, if named twice)
 	many            bool             // hosts in more than one cluster
+	order           []string         // the clusters in ClusterOrder
+	cl              []int32          // per host: the index of its cluster in order
 	gen             int              // rebuilds so far
 }
 
@@ -74,6 +84,11 @@ func (x *hostIndex) update(hs []Host) {
 		}
 	}
 	x.many = manyClusters(hs)
+	x.order = ClusterOrder(hs)
+	x.cl = x.cl[:0]
+	for i := range hs {
+		x.cl = append(x.cl, int32(slices.Index(x.order, hs[i].Cluster)))
+	}
 	x.gen++
 }
 
@@ -169,12 +184,18 @@ func (c *checker) check(s Snapshot, p Plan, x *hostIndex) []Fault {
 			case q.Cluster != "" && h.Cluster != q.Cluster:
 				refuse("host %s is in cluster %q, the job wants %q", name, h.Cluster, q.Cluster)
 				return false
-			case i > 0 && h.Cluster != cluster && x.many:
+			case i > 0 && h.Cluster != cluster && x.many && q.Request == 0:
 				refuse("hosts in clusters %q and %q: a job runs inside one cluster", cluster, h.Cluster)
 				return false
 			}
 			c.seen[k] = c.mark
 			cluster = h.Cluster
+		}
+		if q.Request == workload.Ordered || q.Request == workload.Unordered {
+			if why := x.splitFault(q, pl.Hosts); why != "" {
+				refuse("%s", why)
+				return false
+			}
 		}
 		return true
 	}
@@ -216,6 +237,45 @@ func (c *checker) check(s Snapshot, p Plan, x *hostIndex) []Fault {
 		}
 	}
 	return faults
+}
+
+// splitFault says why hosts, known and distinct, do not hold q's ordered or
+// unordered request, read component by component ("" when they do).
+func (x *hostIndex) splitFault(q *QueuedJob, hosts []string) string {
+	if why := malformedRequest(q); why != "" {
+		return why
+	}
+	if n := RequestSize(q); len(hosts) != n {
+		return fmt.Sprintf("%d hosts, the %v request's components %v take %d", len(hosts), q.Request, q.Components, n)
+	}
+	var ubuf [16]int32
+	used := ubuf[:0] // the clusters of the components so far
+	off := 0
+	for i, size := range q.Components {
+		part := hosts[off : off+size]
+		cl := x.cl[x.of[part[0]]]
+		for _, h := range part[1:] {
+			if other := x.cl[x.of[h]]; other != cl {
+				return fmt.Sprintf("component %d (hosts %d to %d) is in clusters %q and %q: a component runs inside one cluster",
+					i+1, off+1, off+size, x.order[cl], x.order[other])
+			}
+		}
+		switch {
+		case q.Request == workload.Ordered && int(cl) != i && i < len(x.order):
+			return fmt.Sprintf("component %d is in cluster %q: an ordered request's component %d goes to the %s cluster, %q",
+				i+1, x.order[cl], i+1, nth(i+1), x.order[i])
+		case q.Request == workload.Ordered && int(cl) != i:
+			return fmt.Sprintf("component %d of an ordered request: only %d clusters", i+1, len(x.order))
+		case q.Request == workload.Unordered:
+			if j := slices.Index(used, cl); j >= 0 {
+				return fmt.Sprintf("components %d and %d are both in cluster %q: an unordered request's components go to distinct clusters",
+					j+1, i+1, x.order[cl])
+			}
+		}
+		used = append(used, cl)
+		off += size
+	}
+	return ""
 }
 
 // holdRunning marks the hosts of s's running jobs held by them. A job's

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"msched/workload"
 )
 
 // twoClusters is cluster a (3 generic hosts) and cluster b (3 generic, 1
@@ -192,6 +194,59 @@ func TestOneCluster_EveryPolicy(t *testing.T) {
 			}
 			if len(queue) > 0 || !rejected["BIG"] || len(started) != 14 {
 				t.Errorf("left waiting %d, rejected %v, started %d", len(queue), rejected, len(started))
+			}
+		})
+	}
+}
+
+// Check reads a co-allocated placement component by component: each
+// component inside one cluster, an unordered request's in distinct clusters,
+// an ordered request's component i in the i-th cluster; a total request's
+// hosts may be anywhere. An ordinary job still runs inside one cluster.
+func TestCheck_Coallocated(t *testing.T) {
+	s := threeClusters() // a0..a3, b0..b3, c0..c3; R holds a0, a1, a2, b0
+	s.Running = nil
+	s.Queue = []QueuedJob{
+		request("O", workload.Ordered, 2, 1), request("U", workload.Unordered, 2, 1),
+		request("T", workload.Total, 4), job("J", 0, 2, 2, time.Minute),
+	}
+	now := func(job string, hosts ...string) Placement {
+		return Placement{Job: job, Hosts: hosts, Start: t0, Predicted: time.Minute}
+	}
+	later := func(job string, hosts ...string) Placement {
+		return Placement{Job: job, Hosts: hosts, Start: t0.Add(time.Minute), Predicted: time.Minute}
+	}
+	for _, tc := range []struct {
+		name string
+		plan Plan
+		want []string // "part job: reason fragment"
+	}{
+		{"sound", Plan{StartNow: []Placement{now("O", "a0", "a1", "b0"), now("U", "c0", "c1", "a2"), now("T", "a3", "b1", "c2", "b2")},
+			Later: []Placement{later("J", "b0", "b1")}}, nil},
+		{"unordered in any clusters", Plan{StartNow: []Placement{now("U", "b3", "b1", "c3")}}, nil},
+		{"ordered in the wrong cluster", Plan{StartNow: []Placement{now("O", "b0", "b1", "a0")}},
+			[]string{`start O: component 1 is in cluster "b": an ordered request's component 1 goes to the 1st cluster, "a"`}},
+		{"ordered second component", Plan{Later: []Placement{later("O", "a0", "a1", "c0")}},
+			[]string{`later O: component 2 is in cluster "c": an ordered request's component 2 goes to the 2nd cluster, "b"`}},
+		{"component across clusters", Plan{StartNow: []Placement{now("O", "a0", "b0", "b1"), now("U", "c0", "a1", "b2")}},
+			[]string{`start O: component 1 (hosts 1 to 2) is in clusters "a" and "b": a component runs inside one cluster`,
+				`start U: component 1 (hosts 1 to 2) is in clusters "c" and "a"`}},
+		{"unordered in one cluster", Plan{StartNow: []Placement{now("U", "a0", "a1", "a2")}},
+			[]string{`start U: components 1 and 2 are both in cluster "a": an unordered request's components go to distinct clusters`}},
+		{"too few hosts", Plan{StartNow: []Placement{now("U", "a0", "b1")}, Later: []Placement{later("O", "a0", "a1")}},
+			[]string{"start U: 2 hosts, the job takes 3 to 3", "later O: 2 hosts, the ordered request's components [2 1] take 3"}},
+		{"total anywhere, ordinary job in one cluster", Plan{StartNow: []Placement{now("T", "a0", "b0", "c0", "c1"), now("J", "a1", "b1")}},
+			[]string{`start J: hosts in clusters "a" and "b": a job runs inside one cluster`}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			faults := Check(s, tc.plan)
+			if len(faults) != len(tc.want) {
+				t.Fatalf("faults %v, want %d", faults, len(tc.want))
+			}
+			for i, f := range faults {
+				if got := f.Part + " " + f.Job + ": " + f.Reason; !strings.HasPrefix(got, tc.want[i]) {
+					t.Errorf("fault %d: %q, want %q…", i, got, tc.want[i])
+				}
 			}
 		})
 	}

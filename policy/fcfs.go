@@ -22,12 +22,20 @@ import (
 //     paper's MaxJumps 0 is exactly fcfs (Options cannot say 0, which means
 //     "default"); use fcfs for it.
 //   - lwf and lwf-strict: see lwf.go.
+//
+// fcfs, fcfs-fill and fpfs also place multicluster requests that must be
+// co-allocated (QueuedJob.Request; Bucur and Epema's FCFS and FPFS): such a
+// job fits when Coallocate places it on the hosts free now, by the rules of
+// coalloc.go and Options.Fit, and then starts on those hosts; otherwise it
+// does not fit, and the scan stops or skips it as for any job. A request
+// that no state of the clusters could ever hold is rejected. lwf and
+// lwf-strict, like every other policy, reject co-allocated requests.
 var (
 	_ = register("fcfs", func(o Options) (Policy, error) {
-		return &scanPolicy{name: "fcfs", m: newMachine(o)}, nil
+		return &scanPolicy{name: "fcfs", m: newMachine(o).coallocates()}, nil
 	})
 	_ = register("fcfs-fill", func(o Options) (Policy, error) {
-		return &scanPolicy{name: "fcfs-fill", m: newMachine(o), fill: true}, nil
+		return &scanPolicy{name: "fcfs-fill", m: newMachine(o).coallocates(), fill: true}, nil
 	})
 	_ = register("fpfs", func(o Options) (Policy, error) {
 		o = o.withDefaults()
@@ -57,7 +65,7 @@ type scanPolicy struct {
 // newFPFS builds fpfs with the given bound; maxJumps < 0 is unbounded and
 // 0 is fcfs (allowed here for tests, see above).
 func newFPFS(o Options, maxJumps int) *scanPolicy {
-	return &scanPolicy{name: "fpfs", m: newMachine(o), fill: true,
+	return &scanPolicy{name: "fpfs", m: newMachine(o).coallocates(), fill: true,
 		bounded: maxJumps >= 0, maxJumps: maxJumps,
 		jumps: map[string]int{}, next: map[string]int{}}
 }
@@ -89,11 +97,11 @@ func (p *scanPolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
 	slack := int(^uint(0) >> 1)
 	for _, k := range p.order {
 		j := &m.jobs[k]
-		if m.freeFor(j) >= j.n {
+		if m.placeNow(j) {
 			if p.bounded && slack == 0 {
 				break
 			}
-			plan.StartNow = append(plan.StartNow, m.take(j))
+			plan.StartNow = append(plan.StartNow, m.startOn(j, m.pick))
 			p.started[k] = true
 			slack--
 			continue

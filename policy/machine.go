@@ -15,8 +15,11 @@ import (
 // processor; a job takes Min hosts (these policies treat every job as rigid:
 // a moldable job, Min < Max, is run on Min hosts); any free hosts that meet
 // its Arch and Cluster constraints will do (the same allowed-hosts logic as
-// the GA's problem builder). Times are int64 nanoseconds after the
-// snapshot's Now.
+// the GA's problem builder). A multicluster request (QueuedJob.Request) that
+// must be co-allocated is placed by the rules of coalloc.go when the
+// machine's policy places such jobs (coalloc: fcfs, fcfs-fill, fpfs) and
+// rejected otherwise, here, for every policy built on the machine. Times are
+// int64 nanoseconds after the snapshot's Now.
 
 // never is the offset of a time that does not come.
 const never = int64(math.MaxInt64)
@@ -41,9 +44,10 @@ type release struct {
 type qjob struct {
 	q     *QueuedJob
 	pos   int     // position in the snapshot's queue (arrival order)
-	n     int     // hosts it takes (Min, at least 1)
+	n     int     // hosts it takes (Min, at least 1; a request's size)
 	allow ga.Bits // allowed hosts; nil: any host
 	est   int64   // estimated run time; 0 until asked for
+	co    bool    // co-allocated: placed by Coallocate
 }
 
 // machine is one Plan call's view of the hosts: which are free now and when
@@ -84,6 +88,15 @@ type machine struct {
 	// speed.
 	fastFirst bool
 	bySpeed   []int // host indexes, fastest first (with fastFirst)
+
+	// coalloc: the policy places co-allocated requests (coalloc.go); the
+	// machine rejects them otherwise. Set by the policy at construction.
+	coalloc   bool
+	clusters  []string // the hosts' clusters in ClusterOrder
+	clusterOf []int    // per host: the index of its cluster in clusters
+	csize     []int    // per cluster: its hosts
+	ccap      []int    // per cluster: hosts a job may use (request's buffer)
+	cfree     [][]int  // per cluster: free hosts a job may use (placeNow's buffer)
 }
 
 func newMachine(o Options) *machine {
@@ -106,6 +119,15 @@ func (m *machine) load(ctx context.Context, s *Snapshot) {
 			h.FreeAt = time.Time{}
 			m.kept = append(m.kept, h)
 			m.index[h.Name] = i
+		}
+		m.clusters = ClusterOrder(s.Hosts)
+		m.csize = resize(m.csize, len(m.clusters))
+		clear(m.csize)
+		m.clusterOf = resize(m.clusterOf, len(s.Hosts))
+		for i := range s.Hosts {
+			c := slices.Index(m.clusters, s.Hosts[i].Cluster)
+			m.clusterOf[i] = c
+			m.csize[c]++
 		}
 	}
 	if len(m.cache) > 2*len(s.Queue)+1024 {
@@ -161,7 +183,12 @@ func (m *machine) load(ctx context.Context, s *Snapshot) {
 		j := qjob{q: q, pos: i, n: max(q.Min, 1)}
 		var avail int
 		j.allow, avail = allowedCount(s.Hosts, q)
-		if j.n > avail {
+		if q.Request != 0 {
+			if why := m.request(&j, avail); why != "" {
+				m.rejects = append(m.rejects, Rejection{Job: q.ID, Reason: why})
+				continue
+			}
+		} else if j.n > avail {
 			m.rejects = append(m.rejects, rejection(q, j.n, avail))
 			continue
 		}
@@ -351,10 +378,34 @@ func (m *machine) freeFor(j *qjob) int {
 	return c
 }
 
-// take starts j now on the first j.n free hosts it may use (lowest index
-// first); the caller has checked that they exist.
+// take starts j now on the hosts placeNow chooses; the caller has checked
+// that they exist.
 func (m *machine) take(j *qjob) Placement {
+	m.placeNow(j)
+	return m.startOn(j, m.pick)
+}
+
+// placeNow chooses hosts free now for j, in m.pick, and reports whether
+// there are enough: an ordinary job takes the first j.n free hosts it may
+// use (lowest index first, or fastest with fastFirst), a co-allocated one
+// is placed by Coallocate on the free hosts of each cluster in that order.
+func (m *machine) placeNow(j *qjob) bool {
 	m.pick = m.pick[:0]
+	if j.co {
+		m.cfree = resize(m.cfree, len(m.clusters))
+		for c := range m.cfree {
+			m.cfree[c] = m.cfree[c][:0]
+		}
+		for _, h := range m.free {
+			if j.allow == nil || j.allow.Has(h) {
+				c := m.clusterOf[h]
+				m.cfree[c] = append(m.cfree[c], h)
+			}
+		}
+		var ok bool
+		m.pick, ok = Coallocate(j.q, m.cfree, m.o.Fit, m.pick)
+		return ok
+	}
 	for _, h := range m.free {
 		if len(m.pick) == j.n {
 			break
@@ -363,7 +414,50 @@ func (m *machine) take(j *qjob) Placement {
 			m.pick = append(m.pick, h)
 		}
 	}
-	return m.startOn(j, m.pick)
+	return len(m.pick) == j.n
+}
+
+// request readies queued job j, which has a multicluster request: its host
+// count, and whether it is co-allocated (coallocated); or it says why the
+// policy rejects it: the request is malformed, the policy does not place
+// co-allocated requests, or no state of the clusters could ever hold it. A
+// total request on hosts of one cluster is an ordinary rigid job (avail is
+// the number of hosts it may use).
+func (m *machine) request(j *qjob, avail int) string {
+	q := j.q
+	if why := malformedRequest(q); why != "" {
+		return why
+	}
+	j.n = RequestSize(q)
+	if !coallocated(q, len(m.clusters) > 1) {
+		if j.n > avail {
+			return rejection(q, j.n, avail).Reason
+		}
+		return ""
+	}
+	if !m.coalloc {
+		return notCoallocated(q)
+	}
+	j.co = true
+	size := m.csize
+	if j.allow != nil {
+		m.ccap = resize(m.ccap, len(m.clusters))
+		clear(m.ccap)
+		for i := range m.hosts {
+			if j.allow.Has(i) {
+				m.ccap[m.clusterOf[i]]++
+			}
+		}
+		size = m.ccap
+	}
+	return neverFits(q, m.clusters, size)
+}
+
+// coallocates makes m place co-allocated requests (for fcfs, fcfs-fill and
+// fpfs) rather than reject them.
+func (m *machine) coallocates() *machine {
+	m.coalloc = true
+	return m
 }
 
 // startOn starts j now on hosts hs (free now, allowed, j.n of them): they

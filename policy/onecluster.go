@@ -10,8 +10,11 @@ import (
 // policy keeps a job that names a cluster inside it, so OneCluster gives
 // each queued job that names none the cluster where it can start soonest.
 // The launchers reach the hosts of a cluster one way (ssh, a Slurm
-// controller, this machine); running one job across clusters
-// (co-allocation) is not supported, and Check refuses it.
+// controller, this machine), and Check refuses an ordinary job across
+// clusters. A job with a multicluster request (QueuedJob.Request) is left
+// alone: it is co-allocated across clusters by the policies that place such
+// requests (coalloc.go) and rejected by the others; its hosts are not held
+// for the jobs behind it here.
 //
 // With the hosts in one cluster it returns s as it is. Otherwise it returns
 // s with a copy of its queue in which every job names a cluster, the
@@ -30,6 +33,9 @@ import (
 func OneCluster(s Snapshot, prev map[string]string) (Snapshot, map[string]string, []Rejection) {
 	if !manyClusters(s.Hosts) {
 		return s, nil, nil // the common case, kept cheap: the simulator calls this on every decision
+	}
+	if !slices.ContainsFunc(s.Queue, func(q QueuedJob) bool { return q.Request == 0 }) {
+		return s, nil, nil // only multicluster requests wait (a co-allocation simulation)
 	}
 	type slot struct {
 		arch string
@@ -71,6 +77,10 @@ func OneCluster(s Snapshot, prev map[string]string) (Snapshot, map[string]string
 	queue := make([]QueuedJob, 0, len(s.Queue))
 	var cand []int // slots of one cluster that the job may use
 	for _, q := range s.Queue {
+		if q.Request != 0 {
+			queue = append(queue, q) // co-allocated, or rejected, by the policy
+			continue
+		}
 		need := max(q.Min, 1)
 		best, bestN := "", 0
 		var bestAt time.Time

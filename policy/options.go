@@ -38,6 +38,11 @@ type Options struct {
 	// (ga.Config.LocalSearch); 0: none.
 	LocalSearch float64
 
+	// Fit is how fcfs, fcfs-fill and fpfs place the components of an
+	// unordered multicluster request (coalloc.go): FirstFit (the zero
+	// value, the default, as in Bucur and Epema) or WorstFit.
+	Fit Fit
+
 	// Plan configures ga-plan.
 	Plan PlanOptions
 }
