@@ -7,6 +7,7 @@ import (
 	"msched/hoststat"
 	"msched/models"
 	"msched/policy"
+	"msched/workload"
 )
 
 // Job is one job of a simulated workload.
@@ -28,6 +29,12 @@ type Job struct {
 	// (a moldable job such as an Eq. 2 task). The policy's predictions of
 	// such a job are exact: it sees Time itself.
 	Time func(n int) float64
+	// Request and Components, when Request is not 0, make the job a
+	// multicluster request, handed to the policy as they are
+	// (policy.QueuedJob's fields of the same names): Min == Max == the
+	// sum of Components (for a total request, Components may be nil).
+	Request    workload.RequestType
+	Components []int
 }
 
 // runOn is the job's actual run time on n hosts of speed 1.

@@ -364,7 +364,7 @@ func (s *Sim) submit(k int32) {
 	}
 	s.queue = append(s.queue, policy.QueuedJob{
 		ID: j.ID, Name: j.ID, Submit: At(j.Submit), Min: j.Min, Max: j.Max,
-		Estimate: dur(j.estimateOn(j.Min)),
+		Estimate: dur(j.estimateOn(j.Min)), Request: j.Request, Components: j.Components,
 	})
 	s.qjob = append(s.qjob, k)
 }

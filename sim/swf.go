@@ -74,6 +74,12 @@ type Trace struct {
 // request; under Request a record without a requested time (-1) is told its
 // actual run time.
 func FromSWF(recs iter.Seq2[workload.Job, error], procs int, est EstimateKind, pyss bool) (*Trace, error) {
+	return fromSWF(recs, procs, est, pyss, false)
+}
+
+// fromSWF is FromSWF; with multi, each job also gets the multicluster
+// request its record holds (FromSWFHeader).
+func fromSWF(recs iter.Seq2[workload.Job, error], procs int, est EstimateKind, pyss, multi bool) (*Trace, error) {
 	if procs <= 0 {
 		return nil, fmt.Errorf("sim: machine of %d processors", procs)
 	}
@@ -105,6 +111,11 @@ func FromSWF(recs iter.Seq2[workload.Job, error], procs int, est EstimateKind, p
 		}
 		j.ID = strconv.FormatInt(r.ID, 10)
 		j.User, j.Executable = r.User, r.Executable
+		if multi {
+			if err := readRequest(&j, r, procs, tr); err != nil {
+				return tr, err
+			}
+		}
 		tr.Jobs = append(tr.Jobs, j)
 	}
 	return tr, nil
