@@ -479,8 +479,9 @@ func (m *machine) startOn(j *qjob, hs []int) Placement {
 		}
 	}
 	m.free = slices.DeleteFunc(m.free, func(h int) bool { return m.freeAt[h] != 0 })
+	pl := Placement{Job: j.q.ID, Hosts: names, Start: m.now, Predicted: time.Duration(est), Why: moldableWhy(j.q, len(hs), minimumWhy)}
 	if !m.relOK {
-		return Placement{Job: j.q.ID, Hosts: names, Start: m.now, Predicted: time.Duration(est)}
+		return pl
 	}
 	r := release{at: end, lo: int32(from), hi: int32(len(m.relBuf))}
 	k, _ := slices.BinarySearchFunc(m.rel, end, func(r release, t int64) int {
@@ -490,7 +491,7 @@ func (m *machine) startOn(j *qjob, hs []int) Placement {
 		return 1
 	})
 	m.rel = slices.Insert(m.rel, k, r)
-	return Placement{Job: j.q.ID, Hosts: names, Start: m.now, Predicted: time.Duration(est)}
+	return pl
 }
 
 // resize returns v with length n, reusing its storage when it is large

@@ -219,6 +219,9 @@ func (b *builder) planFrom(s *Snapshot, p *ga.Problem, c *ga.Chromosome) Plan {
 			Start:     s.Now.Add(secs(sch.Start[j])),
 			Predicted: secs(sch.End[j] - sch.Start[j]),
 		}
+		if q := b.jobs[t]; q != nil {
+			pl.Why = moldableWhy(q, len(names), "chosen by the GA: the host count in the plan of lowest cost, predicted "+roundSecs(pl.Predicted))
+		}
 		if sch.Start[j] <= startEps {
 			pl.Start = s.Now
 			plan.StartNow = append(plan.StartNow, pl)
@@ -228,6 +231,9 @@ func (b *builder) planFrom(s *Snapshot, p *ga.Problem, c *ga.Chromosome) Plan {
 	}
 	return plan
 }
+
+// roundSecs writes d to the second.
+func roundSecs(d time.Duration) string { return d.Round(time.Second).String() }
 
 func secs(f float64) time.Duration {
 	if math.IsInf(f, 0) || f > 1e12 {
