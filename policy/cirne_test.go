@@ -1,0 +1,80 @@
+package policy
+
+import (
+	"testing"
+	"time"
+)
+
+// Cirne-Berman on hand-built queues. M is the moldable job of scojo_test.go
+// (2..8 hosts, N_opt 4, T = 1625, 1238.1, 1000, 945.5, 896.6, 852.5, 812.5 s
+// on 2..8), submitted now. Ten hosts; R holds 6 until +100 s.
+//
+// Alone: on up to 4 hosts M starts now and ends at T(n), at best 1000 s; on
+// 5..8 it starts at +100 s and ends at 1045.5, 996.6, 952.5 and 912.5 s: 8
+// ends soonest. M waits for R's end, on 8.
+//
+// Behind W (rigid, 6 hosts, 400 s, medium like M and submitted before it, so
+// ahead of it): W is placed at +100..+500 s; 8 hosts are free for M from
+// +500 s (ends 1312.5 s), 4 from now (ends 1000 s), so M takes 4 and EASY
+// backfills it now (4 hosts spare beside W's reservation).
+//
+// X (rigid, 6 hosts, 20,000 s: long, behind M in priority order although
+// submitted first) does not count in M's simulation: with it, M still takes
+// 8.
+func TestCirne_SizeAtSubmission(t *testing.T) {
+	r := running("R", 100*time.Second, "h0", "h1", "h2", "h3", "h4", "h5")
+	for _, c := range []struct {
+		what   string
+		queue  []QueuedJob
+		n      int
+		now    bool
+		inWhy  string
+		waitOn string
+	}{
+		{"alone", []QueuedJob{moldJob("M", t0, 1000*time.Second)}, 8, false, "(in 15 min)", ""},
+		{"behind W", []QueuedJob{rigidJob("W", t0.Add(-time.Second), 6, 400*time.Second), moldJob("M", t0, 1000*time.Second)}, 4, true, "(in 17 min)", "W"},
+		{"X behind", []QueuedJob{rigidJob("X", t0.Add(-time.Minute), 6, 20000*time.Second), moldJob("M", t0, 1000*time.Second)}, 8, false, "(in 15 min)", ""},
+	} {
+		s := Snapshot{Now: t0, Hosts: hosts(10), Running: []RunningJob{r}, Queue: c.queue}
+		pl := newHarness(t, "cirne-berman", Options{}).plan(s)
+		checkSound(t, s, pl)
+		part := pl.Later
+		if c.now {
+			part = pl.StartNow
+		}
+		m, ok := placed(part, "M")
+		if !ok || len(m.Hosts) != c.n {
+			t.Errorf("%s: start %+v, later %+v; want M on %d (now %v)", c.what, pl.StartNow, pl.Later, c.n, c.now)
+			continue
+		}
+		if want := "of 2–8 hosts: chosen when submitted, the size the simulated schedule then finished soonest " + c.inWhy; m.Why[2:] != want {
+			t.Errorf("%s: why %q", c.what, m.Why)
+		}
+		if c.waitOn != "" && (len(pl.Later) != 1 || pl.Later[0].Job != c.waitOn) {
+			t.Errorf("%s: later %+v, want %s reserved", c.what, pl.Later, c.waitOn)
+		}
+	}
+}
+
+// The size is fixed at submission: at +50 s R is predicted to end at
+// +5000 s, so that M would now end sooner on the 4 hosts free, but it keeps
+// its 8 and waits.
+func TestCirne_SizeIsFixed(t *testing.T) {
+	h := newHarness(t, "cirne-berman", Options{})
+	s := Snapshot{Now: t0, Hosts: hosts(10), Running: []RunningJob{running("R", 100*time.Second, "h0", "h1", "h2", "h3", "h4", "h5")},
+		Queue: []QueuedJob{moldJob("M", t0, 1000*time.Second)}}
+	if pl := h.plan(s); len(pl.Later) != 1 || len(pl.Later[0].Hosts) != 8 {
+		t.Fatalf("first call: later %+v, want M on 8", pl.Later)
+	}
+	s.Now = t0.Add(50 * time.Second)
+	s.Running = []RunningJob{running("R", 5000*time.Second, "h0", "h1", "h2", "h3", "h4", "h5")}
+	pl := h.plan(s)
+	checkSound(t, s, pl)
+	if len(pl.StartNow) != 0 || len(pl.Later) != 1 || len(pl.Later[0].Hosts) != 8 || !pl.Later[0].Start.Equal(t0.Add(5000*time.Second)) {
+		t.Fatalf("second call: start %+v, later %+v; want M to wait for 8 at +5000 s", pl.StartNow, pl.Later)
+	}
+	// A fresh policy sizes M anew: 4 hosts now.
+	if pl := newHarness(t, "cirne-berman", Options{}).plan(s); len(pl.StartNow) != 1 || len(pl.StartNow[0].Hosts) != 4 {
+		t.Fatalf("fresh: start %+v, want M on 4 now", pl.StartNow)
+	}
+}

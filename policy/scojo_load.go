@@ -1,0 +1,350 @@
+package policy
+
+import (
+	"math"
+	"time"
+
+	"msched/models"
+)
+
+// This file is SCOJO-P's load prediction (Barsanti and Sodan, §4.2, Fig. 1):
+// the average load per host over a candidate job's run, from the jobs
+// running, the jobs waiting and the jobs expected to arrive, and the size
+// modifier iterated towards the ideal load.
+
+// SCOJO-P's settings. The paper tried several ideal loads and found 0.9
+// best, "the maximum utilization which typically can be achieved on a
+// machine, considering that there is always some fragmentation"; it gives
+// no tolerance nor a number of bad modifiers ("a couple"), so msched takes
+// 0.02 (a fiftieth of the machine) and 3; the iteration is also capped, as
+// a guard (it stops far sooner: a size that no longer changes ends it).
+const (
+	scojoIdealLoad   = 0.9
+	scojoTolerance   = 0.02
+	scojoMaxBad      = 3
+	scojoMaxIter     = 32
+	scojoAgeFactor   = 5 // aged after waiting 5 × its run time at N_opt (§5.2)
+	scojoSlot        = 30 * time.Minute
+	scojoSlotsPerDay = int(24 * time.Hour / scojoSlot)
+	// scojoWindow is how far back the arrival history reaches: a week, so
+	// that each half hour of the day is seen several times and the
+	// estimate follows a workload that changes.
+	scojoWindow = 7 * 24 * time.Hour
+)
+
+// arrival is one job's arrival as the history keeps it.
+type arrival struct {
+	at    int64 // submit time, UnixNano
+	class int
+	size  float64 // N_opt
+	run   float64 // run time at N_opt, seconds
+}
+
+// history is SCOJO-P's record of recent arrivals, kept across Plan calls:
+// the paper predicts future submissions from the mean numbers of short,
+// medium and long jobs submitted in each of the 48 half hours of the day
+// (§5.2, from "actual workload simulations"); msched learns them online,
+// from the jobs it has seen arrive over the last scojoWindow. The paper's
+// avg_size is the class's mean N_opt; its avg_runtime is taken weighted by
+// size (Σ N_opt·T_opt / Σ N_opt), so that avg_size × avg_runtime is the
+// class's mean work: the product of the plain means misstates the work of
+// a class whose sizes and run times are correlated (as the Lublin–Feitelson
+// model's are by design), and the load is a sum of work.
+type history struct {
+	start int64     // UnixNano of the first arrival or call seen
+	ev    []arrival // by time; ev[head:] within the window
+	head  int
+	count [][nClasses]float64 // per slot of the day
+	n     [nClasses]float64
+	size  [nClasses]float64 // sums over the window: sizes,
+	run   [nClasses]float64 // and sizes × run times
+
+	// This call's estimates: arrivals per second of each class in each
+	// slot, and each class's mean size and run time.
+	rate    [][nClasses]float64
+	avgSize [nClasses]float64
+	avgRun  [nClasses]float64
+}
+
+func slotOf(unixNano int64) int {
+	s := unixNano / int64(scojoSlot)
+	return int(((s % int64(scojoSlotsPerDay)) + int64(scojoSlotsPerDay)) % int64(scojoSlotsPerDay))
+}
+
+// add records an arrival.
+func (h *history) add(a arrival) {
+	if h.count == nil {
+		h.count = make([][nClasses]float64, scojoSlotsPerDay)
+		h.rate = make([][nClasses]float64, scojoSlotsPerDay)
+	}
+	if h.start == 0 || a.at < h.start {
+		h.start = a.at
+	}
+	// Keep ev in time order (arrivals come nearly in order: insert from
+	// the end), so that the window's old end is at the front.
+	i := len(h.ev)
+	h.ev = append(h.ev, a)
+	for ; i > h.head && h.ev[i-1].at > a.at; i-- {
+		h.ev[i] = h.ev[i-1]
+	}
+	h.ev[i] = a
+	h.count[slotOf(a.at)][a.class]++
+	h.n[a.class]++
+	h.size[a.class] += a.size
+	h.run[a.class] += a.size * a.run
+}
+
+// update drops the arrivals older than the window and estimates the rates
+// as of now: a slot's count over the time the window has spent in that
+// slot. Until a whole day has been seen, every slot gets the mean rate so
+// far (over at least one slot's length, so that the first arrivals do not
+// read as a flood).
+func (h *history) update(now int64) {
+	if h.count == nil {
+		h.count = make([][nClasses]float64, scojoSlotsPerDay)
+		h.rate = make([][nClasses]float64, scojoSlotsPerDay)
+	}
+	if h.start == 0 || now < h.start {
+		h.start = now
+	}
+	from := max(h.start, now-int64(scojoWindow))
+	for h.head < len(h.ev) && h.ev[h.head].at < from {
+		a := h.ev[h.head]
+		h.count[slotOf(a.at)][a.class]--
+		h.n[a.class]--
+		h.size[a.class] -= a.size
+		h.run[a.class] -= a.size * a.run
+		h.head++
+	}
+	if h.head > 1024 && h.head > len(h.ev)/2 {
+		h.ev = append(h.ev[:0], h.ev[h.head:]...)
+		h.head = 0
+	}
+	for c := range nClasses {
+		h.avgSize[c], h.avgRun[c] = 0, 0
+		if h.n[c] > 0.5 && h.size[c] > 0 {
+			h.avgSize[c], h.avgRun[c] = h.size[c]/h.n[c], h.run[c]/h.size[c]
+		}
+	}
+	span := float64(now-from) / 1e9
+	day := float64(24 * time.Hour / time.Second)
+	if span < day {
+		d := math.Max(span, scojoSlot.Seconds())
+		for k := range h.rate {
+			for c := range nClasses {
+				h.rate[k][c] = math.Max(h.n[c], 0) / d
+			}
+		}
+		return
+	}
+	exp := exposure(from, now)
+	for k := range h.rate {
+		for c := range nClasses {
+			h.rate[k][c] = 0
+			if exp[k] > 0 {
+				h.rate[k][c] = math.Max(h.count[k][c], 0) / exp[k]
+			}
+		}
+	}
+}
+
+// exposure is the time, in seconds, that [from, to) spends in each slot of
+// the day.
+func exposure(from, to int64) []float64 {
+	e := make([]float64, scojoSlotsPerDay)
+	day := int64(24 * time.Hour)
+	full := (to - from) / day
+	for k := range e {
+		e[k] = float64(full) * scojoSlot.Seconds()
+	}
+	for t := from + full*day; t < to; {
+		k := slotOf(t)
+		end := min((t/int64(scojoSlot)+1)*int64(scojoSlot), to)
+		e[k] += float64(end-t) / 1e9
+		t = end
+	}
+	return e
+}
+
+// futureWork is the expected work (host-seconds) of the jobs that will
+// arrive over the next T seconds from now, within those T seconds, each
+// class at its mean size times sMod (kept within the efficiency model's ½..2
+// and the machine) and the matching run time (models.RelativeTime).
+//
+// The paper's Fig. 1 adds, for every half hour the job's run spans, that
+// slot's expected arrivals, each working min(runtime, T) as if it arrived
+// at once: a 10-s job would count a whole half hour of arrivals as running
+// beside it. msched counts the arrivals expected in [now, now+T) only, each
+// for the part of its run that falls before now+T (the expectation of the
+// overlapped work the text describes: "only the overlapped runtime is
+// considered").
+func (h *history) futureWork(now int64, T, sMod float64, mn int) float64 {
+	if T <= 0 || h.rate == nil {
+		return 0
+	}
+	r := math.Min(math.Max(sMod, 0.5), 2)
+	slot := scojoSlot.Seconds()
+	total := 0.0
+	for c := range nClasses {
+		if h.avgSize[c] <= 0 {
+			continue
+		}
+		size := math.Min(h.avgSize[c]*r, float64(mn))
+		run := h.avgRun[c] * models.RelativeTime(r)
+		w := 0.0
+		k := slotOf(now)
+		into := float64(now%int64(scojoSlot)) / 1e9
+		if into < 0 {
+			into += slot
+		}
+		for t := 0.0; t < T; {
+			end := math.Min(T, t+slot-into)
+			w += h.rate[k][c] * overlap(t, end, run, T)
+			t, into, k = end, 0, (k+1)%scojoSlotsPerDay
+		}
+		total += size * w
+	}
+	return total
+}
+
+// overlap is ∫ from a to b of min(run, T−t) dt: the part before T of the
+// runs of jobs arriving over [a, b), per unit of arrival rate.
+func overlap(a, b, run, T float64) float64 {
+	c := T - run // arrivals after c end after T
+	v := 0.0
+	if lo := math.Min(b, c); lo > a {
+		v += run * (lo - a)
+	}
+	if lo := math.Max(a, c); lo < b {
+		v += ((T-lo)*(T-lo) - (T-b)*(T-b)) / 2
+	}
+	return v
+}
+
+// sizeFor is a moldable job's size under the modifier sMod: sMod times its
+// N_opt, rounded, within lo..hi.
+func sizeFor(c *curve, sMod float64, lo int) int {
+	n := int(math.Round(sMod * float64(c.opt)))
+	return min(max(n, lo), c.hi())
+}
+
+// load is Fig. 1's average load per host over the run of job k on size
+// hosts (T seconds), with every waiting and future job's size scaled by
+// sMod: the work of k, of the running jobs (their hosts until their
+// predicted ends), of the waiting jobs and of the expected arrivals, each
+// within the next T seconds, over the machine's capacity in that time.
+func (p *moldPolicy) load(k, size int, T, sMod float64) float64 {
+	m := p.m
+	work := T * float64(size)
+	for _, r := range m.releases() {
+		work += float64(r.n()) * math.Min(float64(r.at)/1e9, T)
+	}
+	for i := range m.jobs {
+		if i == k || p.started[i] {
+			continue
+		}
+		c := p.cv[i]
+		n := sizeFor(c, sMod, p.lo[i])
+		work += float64(n) * math.Min(float64(c.at(n))/1e9, T)
+	}
+	work += p.hist.futureWork(m.nowNs, T, sMod, len(m.hosts))
+	return work / (float64(len(m.hosts)) * T)
+}
+
+// target is Fig. 1: job k's target size and the predicted load at it. The
+// size modifier starts at 1 (every job at N_opt) and is multiplied by
+// ideal/load until the load is within the tolerance of the ideal, the
+// job's size stops changing, or scojoMaxBad modifiers in a row come no
+// closer than the best so far; the size that came closest wins. Sizes are
+// kept within each job's bounds (the paper's pseudo-code leaves them out
+// "to keep it readable").
+func (p *moldPolicy) target(k int) (size int, load float64) {
+	c := p.cv[k]
+	lo := p.lo[k]
+	sMod := 1.0
+	size = sizeFor(c, sMod, lo)
+	bestDiff, bad := math.Inf(1), 0
+	best, bestLoad := size, 0.0
+	for range scojoMaxIter {
+		T := float64(c.at(size)) / 1e9
+		if T <= 0 {
+			return size, 0 // a job of no length loads nothing
+		}
+		l := p.load(k, size, T, sMod)
+		if d := math.Abs(l - scojoIdealLoad); d < bestDiff {
+			bestDiff, best, bestLoad, bad = d, size, l, 0
+		} else if bad++; bad == scojoMaxBad {
+			break
+		}
+		if bestDiff <= scojoTolerance {
+			break
+		}
+		// An empty machine: as large as the job may be.
+		next := sMod * scojoIdealLoad / math.Max(l, 1e-9)
+		next = math.Min(math.Max(next, 1e-6), 1e6)
+		n := sizeFor(c, next, lo)
+		if n == size {
+			break
+		}
+		sMod, size = next, n
+	}
+	return best, bestLoad
+}
+
+// startOrWait is Fig. 3: whether job k starts now on fewer hosts than its
+// target, or waits for more. The running jobs' predicted ends are walked:
+// at each, the job could start on min(target, hosts free then) hosts, and
+// the start (now or at an end) whose response time (start plus run time)
+// is least wins, ties to the earlier. Starting now needs at least lo hosts
+// free. It returns the size and its start offset (0: now), and the best
+// alternative: the other choice's size and response offset (alt 0: none).
+func (p *moldPolicy) startOrWait(k, target int) (size int, at int64, alt int, altResp int64) {
+	m := p.m
+	j := &m.jobs[k]
+	c := p.cv[k]
+	lo := p.lo[k]
+	free := m.freeFor(j)
+	if free >= target {
+		return target, 0, 0, 0
+	}
+	bestResp, bestAt, bestSize := never, never, 0
+	var nowSize int
+	var nowResp int64
+	if free >= lo {
+		nowSize, nowResp = free, c.at(free)
+		bestResp, bestAt, bestSize = nowResp, 0, free
+	}
+	var laterSize int
+	var laterResp int64 = never
+	cum := free
+	rel := m.releases()
+	for i := 0; i < len(rel); {
+		t := rel[i].at
+		for ; i < len(rel) && rel[i].at == t; i++ {
+			for _, x := range m.relHosts(rel[i]) {
+				if j.allow == nil || j.allow.Has(x) {
+					cum++
+				}
+			}
+		}
+		n := min(target, cum)
+		if n >= lo {
+			if r := sat(t, c.at(n)); r < laterResp {
+				laterSize, laterResp = n, r
+			}
+			if r := sat(t, c.at(n)); r < bestResp {
+				bestResp, bestAt, bestSize = r, t, n
+			}
+		}
+		if cum >= target {
+			break
+		}
+	}
+	if bestAt == 0 {
+		return bestSize, 0, laterSize, laterResp
+	}
+	if bestAt == never { // nothing frees enough hosts (cannot happen for a job that fits the machine)
+		return max(lo, min(target, cum)), never, 0, 0
+	}
+	return bestSize, bestAt, nowSize, nowResp
+}

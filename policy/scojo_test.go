@@ -1,0 +1,334 @@
+package policy
+
+import (
+	"context"
+	"math"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"msched/models"
+)
+
+// The hand computations below use SCOJO-P's efficiency model on a moldable
+// job M of 2..8 hosts without a performance model: N_opt is the geometric
+// middle, 4; its estimate on 2 hosts is 1.625 × its run time at N_opt. With
+// T_opt = 1000 s (speedup S(n)/N_opt = 0.4, 0.525, 0.65, 0.6875, 0.725,
+// 0.7625, 0.8 on 2..8 hosts):
+//
+//	T(2) = 1625  T(3) = 1238.095  T(4) = 1000  T(5) = 945.455
+//	T(6) = 896.552  T(7) = 852.459  T(8) = 812.5
+//
+// Jobs are submitted 8 days before now, outside the week of arrival history
+// the load counts, so that no arrivals are expected (they are aged, which
+// orders them among themselves by submission, as the class order would).
+var longAgo = t0.Add(-8 * 24 * time.Hour)
+
+func moldJob(id string, submit time.Time, tOpt time.Duration) QueuedJob {
+	return QueuedJob{ID: id, Name: id, Submit: submit, Min: 2, Max: 8, Estimate: tOpt * 1625 / 1000}
+}
+
+func rigidJob(id string, submit time.Time, n int, est time.Duration) QueuedJob {
+	return QueuedJob{ID: id, Name: id, Submit: submit, Min: n, Max: n, Estimate: est}
+}
+
+// placed finds a job's placement in a plan part.
+func placed(ps []Placement, id string) (Placement, bool) {
+	for _, p := range ps {
+		if p.Job == id {
+			return p, true
+		}
+	}
+	return Placement{}, false
+}
+
+func near(a, b time.Duration) bool { d := a - b; return d < time.Millisecond && d > -time.Millisecond }
+
+// Fig. 1 shrinks M under a high load. Ten hosts; R holds 4 until +1000 s;
+// W (rigid, 4 hosts, 2000 s) waits behind M.
+//
+//	sMod 1, M on 4 for 1000 s: (4·1000 + R 4·1000 + W 4·min(2000, 1000))
+//	  / (10·1000) = 1.2; the modifier becomes 0.9/1.2 = 0.75, M 3 hosts
+//	sMod 0.75, M on 3 for 1238.095 s: (3·1238.095 + 4·1000 + 4·1238.095)
+//	  / 12380.95 = 1.0231; next modifier 0.66: still 3 hosts, stop.
+//
+// M's target is 3, 6 hosts are free: M starts on 3; W (4) no longer fits
+// and is reserved for R's end.
+func TestScojo_ShrinksUnderLoad(t *testing.T) {
+	s := Snapshot{Now: t0, Hosts: hosts(10),
+		Running: []RunningJob{running("R", 1000*time.Second, "h0", "h1", "h2", "h3")},
+		Queue:   []QueuedJob{moldJob("M", longAgo, 1000*time.Second), rigidJob("W", longAgo.Add(time.Second), 4, 2000*time.Second)}}
+	pl := newHarness(t, "scojo-p", Options{}).plan(s)
+	checkSound(t, s, pl)
+	m, ok := placed(pl.StartNow, "M")
+	if !ok || len(m.Hosts) != 3 || !near(m.Predicted, time.Duration(1238.095238095*1e9)) {
+		t.Fatalf("M: %+v; want a start on 3 hosts for 1238.095 s", pl.StartNow)
+	}
+	if !strings.HasPrefix(m.Why, "3 of 2–8 hosts: predicted load 1.02 over its run at 3 hosts") {
+		t.Errorf("why: %q", m.Why)
+	}
+	if w, ok := placed(pl.Later, "W"); !ok || !w.Start.Equal(t0.Add(1000*time.Second)) {
+		t.Errorf("W later: %+v, want +1000 s", pl.Later)
+	}
+}
+
+// Fig. 1 grows M when the machine is nearly idle, and Fig. 3 waits for the
+// larger size. R1 holds 8 of 10 hosts until +100 s.
+//
+//	sMod 1, M on 4: (4·1000 + 8·100)/10000 = 0.48; modifier 1.875, 8 hosts
+//	sMod 1.875, M on 8 for 812.5 s: (8·812.5 + 8·100)/8125 = 0.8985,
+//	  within 0.02 of 0.9: target 8.
+//
+// Two hosts are free: now, M would end in T(2) = 1625 s; at R1's end, on 8,
+// in 100 + 812.5 = 912.5 s: M waits, and 8 is its least size from then on.
+// At +50 s R1 is predicted to end at +2000 s: starting now on 2 would end
+// sooner (1625 s against 1950 + 812.5), but M keeps its guaranteed 8.
+func TestScojo_WaitsForTheBetterSizeAndKeepsIt(t *testing.T) {
+	all := []string{"h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7"}
+	s := Snapshot{Now: t0, Hosts: hosts(10),
+		Running: []RunningJob{running("R1", 100*time.Second, all...)},
+		Queue:   []QueuedJob{moldJob("M", longAgo, 1000*time.Second)}}
+	h := newHarness(t, "scojo-p", Options{})
+	pl := h.plan(s)
+	checkSound(t, s, pl)
+	if len(pl.StartNow) != 0 {
+		t.Fatalf("started %+v, want M to wait", pl.StartNow)
+	}
+	m, ok := placed(pl.Later, "M")
+	if !ok || len(m.Hosts) != 8 || !m.Start.Equal(t0.Add(100*time.Second)) || !near(m.Predicted, 812500*time.Millisecond) {
+		t.Fatalf("M later: %+v, want 8 hosts at +100 s for 812.5 s", pl.Later)
+	}
+	if want := "waits 1.7 min for 8 of 2–8 hosts: predicted load 0.90 over its run at 8 hosts (ideal 0.9); it ends 12 min sooner than starting now on 2"; m.Why != want {
+		t.Errorf("why:\n%q\nwant\n%q", m.Why, want)
+	}
+
+	s.Now = t0.Add(50 * time.Second)
+	s.Running = []RunningJob{running("R1", 2000*time.Second, all...)}
+	pl = h.plan(s)
+	checkSound(t, s, pl)
+	if m, ok := placed(pl.Later, "M"); len(pl.StartNow) != 0 || !ok || len(m.Hosts) != 8 || !m.Start.Equal(t0.Add(2000*time.Second)) {
+		t.Fatalf("second call: start %+v, later %+v; want M to keep waiting for 8", pl.StartNow, pl.Later)
+	}
+	// A fresh policy, without the memory, starts M now on 2.
+	pl = newHarness(t, "scojo-p", Options{}).plan(s)
+	if m, ok := placed(pl.StartNow, "M"); !ok || len(m.Hosts) != 2 {
+		t.Fatalf("fresh: start %+v, want M on 2", pl.StartNow)
+	}
+}
+
+// Fig. 3 starts now on fewer hosts than the target when waiting would end
+// later. M is long (T_opt 100,000 s); R holds 6 of 10 hosts until +30,000 s.
+//
+//	sMod 1, M on 4: (4·100000 + 6·30000)/1e6 = 0.58; modifier 1.5517, 6
+//	sMod 1.5517, 6 hosts, 89655.17 s: (537931 + 180000)/896551.7 = 0.8008;
+//	  modifier 1.744, 7
+//	sMod 1.744, 7 hosts, 85245.90 s: (596721.3 + 180000)/852459.0 = 0.9112,
+//	  within 0.02: target 7.
+//
+// Four hosts are free: M ends in T(4) = 100,000 s starting now, in
+// 30,000 + 85,245.9 s waiting for 7: it starts now, on 4.
+func TestScojo_StartsNowOnFewer(t *testing.T) {
+	s := Snapshot{Now: t0, Hosts: hosts(10),
+		Running: []RunningJob{running("R", 30000*time.Second, "h0", "h1", "h2", "h3", "h4", "h5")},
+		Queue:   []QueuedJob{moldJob("M", longAgo, 100000*time.Second)}}
+	pl := newHarness(t, "scojo-p", Options{}).plan(s)
+	checkSound(t, s, pl)
+	m, ok := placed(pl.StartNow, "M")
+	if !ok || len(m.Hosts) != 4 || !near(m.Predicted, 100000*time.Second) {
+		t.Fatalf("M: %+v; want a start on 4 hosts", pl.StartNow)
+	}
+	if want := "4 of 2–8 hosts: predicted load 0.91 over its run at 7 hosts (ideal 0.9); starting now beats waiting for 7 (ends 4.2 h later)"; m.Why != want {
+		t.Errorf("why:\n%q\nwant\n%q", m.Why, want)
+	}
+}
+
+// Expected arrivals. Ten free hosts, M alone in the queue; the history holds
+// N arrivals of medium jobs (2 hosts, 600 s at N_opt) in this half hour of
+// the day (12:00-12:30) over the past week: the rate is N/(7·1800 s) now and
+// 0 in other half hours (M's runs stay within this one). A job arriving t
+// after now works min(600, T − t) of M's T: ∫₀ᵀ = 600·(T − 600) + 600²/2 for
+// T ≥ 600; sizes and run times of the arrivals scale with the modifier r
+// (2r hosts, 600·T(r·N_opt)/T(N_opt) s).
+//
+// N = 42 (rate 1/300 s):
+//
+//	r 1, M on 4, T 1000: (4000 + 2·(420000/300))/10000 = 0.68; r 1.3235, 5
+//	r 1.3235, 5, T 945.45 (arrivals 2.647 hosts, 600·0.65/0.6985 s):
+//	  (4727.3 + 3282.4)/9454.5 = 0.8472; r 1.4061, 6
+//	r 1.4061, 6: 0.9569 (farther from 0.9), then 5 (0.8469) and 6 (0.9567)
+//	  again: three modifiers without a better load: stop at 5, load 0.8472.
+//
+// N = 126 (rate 1/100 s): 1.24 at 4 hosts, 1.0648 at 3, 0.9724 at 2: M
+// shrinks to 2.
+func TestScojo_ExpectedArrivals(t *testing.T) {
+	for _, c := range []struct {
+		n, size int
+		load    string
+	}{{42, 5, "0.85"}, {126, 2, "0.97"}} {
+		h := newHarness(t, "scojo-p", Options{})
+		p := h.p.(*moldPolicy)
+		for k := range c.n {
+			at := t0.Add(-time.Duration(1+k%7)*24*time.Hour + time.Duration(k/7)*time.Second)
+			p.hist.add(arrival{at: at.UnixNano(), class: classMedium, size: 2, run: 600})
+		}
+		s := Snapshot{Now: t0, Hosts: hosts(10), Queue: []QueuedJob{moldJob("M", longAgo, 1000*time.Second)}}
+		pl := h.plan(s)
+		checkSound(t, s, pl)
+		m, ok := placed(pl.StartNow, "M")
+		if !ok || len(m.Hosts) != c.size || !strings.Contains(m.Why, "predicted load "+c.load+" ") {
+			t.Errorf("%d arrivals: %+v; want M on %d hosts at load %s", c.n, pl.StartNow, c.size, c.load)
+		}
+	}
+}
+
+// The history's rates and the expected work, by hand. One long job arrived
+// at 11:00 three days ago, which opens the window; 36 medium jobs (2 hosts,
+// 600 s) arrived in the 12:00 half hour of the last three days. Now is
+// 12:15: the window, 3 days 1 h 15 min, has spent 3·1800 + 900 s in the
+// 12:00 half hour, so the medium rate there is 36/6300 per second; no
+// medium job arrived at 12:30. A job of T = 2700 s from 12:15 spans the rest
+// of 12:00 (900 s) and 12:30-13:00: ∫ over [0, 900) of min(600, 2700 − t) dt
+// = 600·900, times the rate and the size, 2.
+func TestScojo_HistoryRates(t *testing.T) {
+	var h history
+	h.add(arrival{at: t0.Add(-3*24*time.Hour - time.Hour).UnixNano(), class: classLong, size: 1, run: 1})
+	for k := range 36 {
+		at := t0.Add(-time.Duration(k%3)*24*time.Hour + time.Duration(k+1)*time.Second)
+		h.add(arrival{at: at.UnixNano(), class: classMedium, size: 2, run: 600})
+	}
+	now := t0.Add(15 * time.Minute).UnixNano()
+	h.update(now)
+	want := 36 / 6300.0
+	if got := h.rate[slotOf(now)][classMedium]; math.Abs(got-want) > 1e-15 {
+		t.Fatalf("rate %v, want %v", got, want)
+	}
+	if got := h.rate[slotOf(now)+1][classMedium]; got != 0 {
+		t.Fatalf("rate in the next half hour %v, want 0", got)
+	}
+	if got, w := h.futureWork(now, 2700, 1, 100), 2*want*600*900; math.Abs(got-w) > 1e-9 {
+		t.Fatalf("future work %v, want %v", got, w)
+	}
+	if h.avgSize[classMedium] != 2 || h.avgRun[classMedium] != 600 {
+		t.Fatalf("averages %v %v", h.avgSize, h.avgRun)
+	}
+	// A week later every arrival has left the window.
+	h.update(now + int64(8*24*time.Hour))
+	if h.n != [nClasses]float64{} || h.rate[slotOf(now)][classMedium] != 0 {
+		t.Fatalf("after a week: n %v", h.n)
+	}
+}
+
+// Class order and aging. Four hosts, each job rigid on all four: the first
+// in priority order starts, the next is reserved. Short (30 s) goes before
+// medium (10 min) before long (2 h), whatever the arrival order; a long
+// job that has waited more than 5 × 2 h goes first; a short job is never
+// aged (it is already first), so an older short job keeps arrival order.
+func TestScojo_ClassesAndAging(t *testing.T) {
+	for _, name := range []string{"scojo-p", "scojo-rigid", "cirne-berman"} {
+		for _, c := range []struct {
+			what        string
+			longWaited  time.Duration
+			first, next string
+		}{
+			{"classes", 10*time.Hour - time.Second, "S", "M"},
+			{"aged long", 10*time.Hour + time.Second, "L", "S"},
+		} {
+			q := []QueuedJob{
+				rigidJob("L", t0.Add(-c.longWaited), 4, 2*time.Hour),
+				rigidJob("M", t0.Add(-time.Minute), 4, 10*time.Minute),
+				rigidJob("S", t0.Add(-30*time.Second), 4, 30*time.Second),
+			}
+			s := Snapshot{Now: t0, Hosts: hosts(4), Queue: q}
+			pl := newHarness(t, name, Options{}).plan(s)
+			checkSound(t, s, pl)
+			if len(pl.StartNow) != 1 || pl.StartNow[0].Job != c.first || len(pl.Later) != 1 || pl.Later[0].Job != c.next {
+				t.Errorf("%s, %s: start %+v later %+v; want %s then %s", name, c.what, pl.StartNow, pl.Later, c.first, c.next)
+			}
+		}
+	}
+	// A medium job aged (waited more than 5 × 10 min) goes before a short
+	// one; two short jobs keep their arrival order however long they waited.
+	q := []QueuedJob{
+		rigidJob("S2", t0.Add(-time.Hour), 4, 30*time.Second),
+		rigidJob("M", t0.Add(-51*time.Minute), 4, 10*time.Minute),
+		rigidJob("S1", t0.Add(-2*time.Hour), 4, 30*time.Second),
+	}
+	pl := newHarness(t, "scojo-p", Options{}).plan(Snapshot{Now: t0, Hosts: hosts(4), Queue: q})
+	if len(pl.StartNow) != 1 || pl.StartNow[0].Job != "M" || pl.Later[0].Job != "S1" {
+		t.Errorf("aged medium: start %+v later %+v; want M then S1", pl.StartNow, pl.Later)
+	}
+}
+
+// N_opt from a performance model is the working set: a predictor that
+// follows the efficiency model around 6 hosts, on a job of 3..12, gives
+// N_opt 6 and its run times; scojo-rigid runs the job there.
+func TestScojo_OptFromTheModel(t *testing.T) {
+	eff := models.Efficiency{Opt: 6, Machine: 16}
+	pred := PredictorFunc(func(_ context.Context, _ *QueuedJob, hs []Host) (time.Duration, error) {
+		return time.Duration(600 * eff.Factor(len(hs)) * float64(time.Second)), nil
+	})
+	q := QueuedJob{ID: "J", Name: "J", Submit: t0, Min: 3, Max: 12, Estimate: time.Second}
+	s := Snapshot{Now: t0, Hosts: hosts(16), Queue: []QueuedJob{q}}
+	pl := newHarness(t, "scojo-rigid", Options{Predictor: pred}).plan(s)
+	checkSound(t, s, pl)
+	if len(pl.StartNow) != 1 || len(pl.StartNow[0].Hosts) != 6 || !near(pl.StartNow[0].Predicted, 600*time.Second) {
+		t.Fatalf("start %+v, want J on 6 hosts for 600 s", pl.StartNow)
+	}
+	// Without the model: the geometric middle of 3..12, 6, too; the
+	// estimate (on 3 hosts) scales by the efficiency model.
+	q.Estimate = 1000 * time.Second
+	s.Queue = []QueuedJob{q}
+	pl = newHarness(t, "scojo-rigid", Options{}).plan(s)
+	if want := time.Duration(1000 / eff.Factor(3) * float64(time.Second)); len(pl.StartNow) != 1 || len(pl.StartNow[0].Hosts) != 6 || !near(pl.StartNow[0].Predicted, want) {
+		t.Fatalf("no model: start %+v, want J on 6 hosts for %v", pl.StartNow, want)
+	}
+}
+
+// checkSound fails t when Check refuses any part of pl.
+func checkSound(t *testing.T, s Snapshot, pl Plan) {
+	t.Helper()
+	if f := Check(s, pl); len(f) > 0 {
+		t.Fatalf("unsound plan: %v", f)
+	}
+	for _, part := range [][]Placement{pl.StartNow, pl.Later} {
+		ids := make([]string, 0, len(part))
+		for _, p := range part {
+			ids = append(ids, p.Job)
+		}
+		if len(slices.Compact(slices.Sorted(slices.Values(ids)))) != len(ids) {
+			t.Fatalf("a job placed twice: %v", ids)
+		}
+	}
+}
+
+// Fig. 4, adaptive backfilling. Ten hosts; R holds 4 until +1000 s; H
+// (rigid, all 10 hosts, first in line) waits for R's end. Six hosts are
+// free for 1000 s: a hole of 6000 host-seconds. B1 and B2 (moldable 2..8,
+// N_opt 4, 100 s and 300 s there) both fit it at N_opt (4 < 6 hosts, shorter
+// than 1000 s): their work, 400 + 1200, over the hole is the modifier,
+// 0.2667: 4 × 0.2667 rounds to 1, below their least size, so both get 2
+// hosts (162.5 s and 487.5 s, ending before H starts) and EASY starts both.
+func TestScojo_BackfillSizes(t *testing.T) {
+	s := Snapshot{Now: t0, Hosts: hosts(10),
+		Running: []RunningJob{running("R", 1000*time.Second, "h0", "h1", "h2", "h3")},
+		Queue: []QueuedJob{rigidJob("H", t0.Add(-3*time.Second), 10, 2000*time.Second),
+			moldJob("B1", t0.Add(-2*time.Second), 100*time.Second), moldJob("B2", t0.Add(-time.Second), 300*time.Second)}}
+	pl := newHarness(t, "scojo-p", Options{}).plan(s)
+	checkSound(t, s, pl)
+	for _, c := range []struct {
+		id  string
+		run time.Duration
+	}{{"B1", 162500 * time.Millisecond}, {"B2", 487500 * time.Millisecond}} {
+		b, ok := placed(pl.StartNow, c.id)
+		if !ok || len(b.Hosts) != 2 || !near(b.Predicted, c.run) {
+			t.Fatalf("start %+v; want %s on 2 hosts for %v", pl.StartNow, c.id, c.run)
+		}
+		if want := "2 of 2–8 hosts: backfilled beside H, which starts in 17 min; the backfill sizes are N_opt × 0.27 (the candidates' work over the hole's)"; b.Why != want {
+			t.Errorf("%s why %q", c.id, b.Why)
+		}
+	}
+	if len(pl.Later) != 1 || pl.Later[0].Job != "H" {
+		t.Fatalf("later %+v, want H", pl.Later)
+	}
+}
