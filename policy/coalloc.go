@@ -217,6 +217,25 @@ func notCoallocated(q *QueuedJob) string {
 		describeRequest(q), coallocPolicies)
 }
 
+// refuseCoalloc is the rejection of q by a policy that keeps every job
+// inside one cluster, on hosts that are in many (true: more than one)
+// clusters: q's request is malformed, or q must be co-allocated. ok is
+// false for any other job (a total request on one cluster is an ordinary
+// rigid job). The machine model asks it for its policies (machine.load);
+// a policy built otherwise asks it too.
+func refuseCoalloc(q *QueuedJob, many bool) (r Rejection, ok bool) {
+	if q.Request == 0 {
+		return Rejection{}, false
+	}
+	if why := malformedRequest(q); why != "" {
+		return Rejection{Job: q.ID, Reason: why}, true
+	}
+	if coallocated(q, many) {
+		return Rejection{Job: q.ID, Reason: notCoallocated(q)}, true
+	}
+	return Rejection{}, false
+}
+
 // describeRequest is q's request in words: "unordered request [3 1 4 2]".
 func describeRequest(q *QueuedJob) string {
 	if q.Request == workload.Total {

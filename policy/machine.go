@@ -425,18 +425,20 @@ func (m *machine) placeNow(j *qjob) bool {
 // the number of hosts it may use).
 func (m *machine) request(j *qjob, avail int) string {
 	q := j.q
-	if why := malformedRequest(q); why != "" {
+	many := len(m.clusters) > 1
+	if !m.coalloc {
+		if r, ok := refuseCoalloc(q, many); ok {
+			return r.Reason
+		}
+	} else if why := malformedRequest(q); why != "" {
 		return why
 	}
 	j.n = RequestSize(q)
-	if !coallocated(q, len(m.clusters) > 1) {
+	if !coallocated(q, many) {
 		if j.n > avail {
 			return rejection(q, j.n, avail).Reason
 		}
 		return ""
-	}
-	if !m.coalloc {
-		return notCoallocated(q)
 	}
 	j.co = true
 	size := m.csize
