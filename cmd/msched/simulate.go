@@ -25,7 +25,7 @@ func newSimulateCmd(v *viper.Viper) *cobra.Command {
 		policies                       []string
 		procs, gens                    int
 		seed                           int64
-		pyss, asJSON                   bool
+		pyss, asJSON, moldable         bool
 		ganttFrom, ganttSpan           float64
 	)
 	cmd := &cobra.Command{
@@ -48,6 +48,15 @@ conventions (see sim.FromSWF and sim.Compute), so the figures compare with
 pyss's output. Seeds are logged; --generations is the GA's per-decision
 budget.
 
+--moldable makes every job moldable after SCOJO-P (sim.Moldable): the trace's
+size is its N_opt and its run time there the trace's; it may run on N_opt/2
+(rounded up) to 2·N_opt hosts (at most the machine), with efficiency 0.8 at
+N_opt/2, 0.65 at N_opt and 0.4 at 2·N_opt, speedup linear in between
+(models.Efficiency). Policies are then told each job's exact run time on any
+number of hosts, so --moldable takes --estimate exact (the default with it).
+scojo-p and cirne-berman choose sizes; the other policies run a moldable job
+on its smallest size.
+
 The GA policies take their settings from the configuration, as the sched
 daemon does, so a simulation describes the configured live system: ga-xms and
 ga-ms their population (ga.population), pool (ga.window) and overtaking bound
@@ -65,9 +74,15 @@ MSCHED_PLAN_OBJECTIVE=wait msched simulate --policy ga-plan … another objectiv
 			if err != nil {
 				return err
 			}
+			if moldable && !cmd.Flags().Changed("estimate") {
+				estimate = "exact"
+			}
 			est, err := sim.ParseEstimate(estimate)
 			if err != nil {
 				return err
+			}
+			if moldable && est != sim.Exact {
+				return fmt.Errorf("simulate: --moldable tells policies exact run times; --estimate %s cannot be scaled to other sizes", est)
 			}
 			t, err := bench.ReadTrace(file, procs)
 			if err != nil {
@@ -85,8 +100,11 @@ MSCHED_PLAN_OBJECTIVE=wait msched simulate --policy ga-plan … another objectiv
 			if err != nil {
 				return err
 			}
+			if moldable {
+				tr.Jobs = sim.Moldable(tr.Jobs, len(machine.Hosts))
+			}
 			slog.Info("simulate", "workload", file, "jobs", len(tr.Jobs), "skipped", tr.Skipped,
-				"clamped", tr.Clamped, "tiny", tr.Tiny, "hosts", len(machine.Hosts), "estimate", est, "pyss", pyss, "seed", seed,
+				"clamped", tr.Clamped, "tiny", tr.Tiny, "hosts", len(machine.Hosts), "estimate", est, "pyss", pyss, "moldable", moldable, "seed", seed,
 				"generations", gens, "population", cfg.Population, "window", cfg.Window, "max_jumps", cfg.MaxJumps)
 			opts := simOptions(cfg, gens)
 			opts.Seed = seed
@@ -128,6 +146,7 @@ MSCHED_PLAN_OBJECTIVE=wait msched simulate --policy ga-plan … another objectiv
 	f.StringVar(&hostsFile, "hosts", "", "hosts file of heterogeneous hosts (instead of --procs)")
 	f.StringVar(&estimate, "estimate", "request", "what policies are told of run times: exact, request or profiler")
 	f.BoolVar(&pyss, "pyss", false, "pyss's job and counting conventions")
+	f.BoolVar(&moldable, "moldable", false, "make every job moldable (SCOJO-P's efficiency model; exact estimates)")
 	f.BoolVar(&asJSON, "json", false, "one JSON object per policy and line")
 	f.StringVar(&svg, "svg", "", "write utilisation over time and the schedule (Gantt) to this SVG file")
 	f.Float64Var(&ganttFrom, "gantt-from", 0, "start of the Gantt window, seconds (with --gantt-span)")

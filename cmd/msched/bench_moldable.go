@@ -1,0 +1,133 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"math/rand"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/viper"
+
+	"msched/bench"
+	"msched/policy"
+	"msched/workload"
+)
+
+func newBenchMoldableCmd(_ *viper.Viper) *cobra.Command {
+	var (
+		cfg                  bench.MoldableConfig
+		file, dataDir        string
+		procs, o2kJobs, seed int
+		asJSON               bool
+	)
+	cmd := &cobra.Command{
+		Use:   "moldable",
+		Short: "Moldable-job sizing: SCOJO-P and Cirne-Berman against fixed sizes",
+		Long: fmt.Sprintf(`moldable replays workloads with every job made moldable after SCOJO-P
+(Barsanti and Sodan; msched simulate --moldable): a job's trace size is its
+N_opt, its trace run time its run time there, and it may run on N_opt/2 to
+2·N_opt hosts with efficiency 0.8, 0.65 and 0.4 at N_opt/2, N_opt and
+2·N_opt. Policies are told exact run times, as in the paper.
+
+The policies: easy on the trace as it is (fixed sizes, arrival order; the
+baseline), and on the moldable trace scojo-rigid (the paper's traditional
+scheduler: short, medium and long classes with aging, EASY backfilling, every
+job at N_opt), cirne-berman (sizes chosen at submission) and scojo-p (sizes
+chosen at start from the predicted load). --policy overrides the list; easy
+always runs the rigid trace, the others the moldable one.
+
+Load levels. The paper's workloads are the Lublin-Feitelson model on 128
+nodes, W1 (inter-arrival alpha 10.23) and the heavier W2 (alpha 9.83); drawn
+from that model they offer loads of %.2f and %.2f (the work at N_opt over the
+machine's capacity, first to last submission; docs/moldable.md). Its headline
+figures (70 %% and 30 %% lower mean response than fixed sizes, for SCOJO-P and
+Cirne-Berman) are at W1, so every workload is brought to offered load %.2f by
+default, by scaling its inter-arrival times (the factor is printed on
+stderr); --load sets another level (%.2f: W2), --load 0 keeps each trace's own.
+
+Workloads: the SDSC-SP2 sample (5,000 jobs, offered load 0.60 of its own, 128
+processors; read from workload/testdata or shared/data here or in a parent,
+or --data) and --o2k-jobs jobs of the o2k generator (seed --seed; its own
+load is about 0.95 of 960 processors); --workload FILE [--procs N] replaces
+them with one trace.
+
+The table gives each policy's mean response, wait and bounded slowdown over
+all finished jobs, utilisation, the mean of size over N_opt, and mean response
+over easy's and over cirne-berman's. --json prints one object per workload and
+policy: {"workload", "policy", "mean_response_s", "mean_wait_s",
+"utilization"}. Runs go in parallel (--workers); the default set takes
+seconds.`, bench.MoldableLoadW1, bench.MoldableLoadW2, bench.MoldableLoadW1, bench.MoldableLoadW2),
+		Example: `  msched bench moldable
+  msched bench moldable --load 0.91 --json
+  msched bench moldable --workload trace.swf --procs 64 --policy easy,scojo-p`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch {
+			case procs != 0 && file == "":
+				return fmt.Errorf("bench moldable: --procs goes with --workload")
+			case file != "":
+				t, err := bench.ReadTrace(file, procs)
+				if err != nil {
+					return err
+				}
+				cfg.Traces = []bench.Trace{t}
+			default:
+				if dataDir == "" {
+					wd, err := os.Getwd()
+					if err != nil {
+						return err
+					}
+					if dataDir, err = bench.FindData(wd); err != nil {
+						return fmt.Errorf("%w; name the directory with --data, or a trace with --workload", err)
+					}
+				}
+				t, err := bench.ReadTrace(filepath.Join(dataDir, bench.SDSCFile), bench.SDSCProcs)
+				if err != nil {
+					return err
+				}
+				t.Name = "sdsc-sp2"
+				cfg.Traces = []bench.Trace{t}
+				if o2kJobs > 0 {
+					oc := workload.DefaultO2KConfig()
+					oc.Jobs = o2kJobs
+					_, recs, err := workload.GenerateO2K(oc, rand.New(rand.NewSource(int64(seed))))
+					if err != nil {
+						return err
+					}
+					cfg.Traces = append(cfg.Traces, bench.Trace{Name: "o2k", Procs: workload.O2KMachineProcs, Records: recs,
+						Source: fmt.Sprintf("msched workload generate o2k --jobs %d --seed %d", o2kJobs, seed)})
+				}
+			}
+			cfg.Progress = cmd.ErrOrStderr()
+			runs, err := bench.Moldable(cmd.Context(), cfg)
+			if err != nil {
+				return err
+			}
+			if !asJSON {
+				return bench.MoldableTable(cmd.OutOrStdout(), runs)
+			}
+			enc := json.NewEncoder(cmd.OutOrStdout())
+			for _, r := range runs {
+				if err := enc.Encode(r); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&file, "workload", "", "one SWF trace (plain or gzip) instead of the SDSC-SP2 sample and o2k")
+	f.IntVar(&procs, "procs", 0, "identical processors for --workload (default: the trace's MaxProcs)")
+	f.StringVar(&dataDir, "data", "", "directory of the SDSC-SP2 sample (default: workload/testdata or shared/data here or in a parent)")
+	f.Float64Var(&cfg.Load, "load", bench.MoldableLoadW1, fmt.Sprintf("offered load to scale each workload to (W1 %.2f, W2 %.2f; 0: the trace's own)", bench.MoldableLoadW1, bench.MoldableLoadW2))
+	f.IntVar(&o2kJobs, "o2k-jobs", bench.O2KJobs, "jobs of the o2k workload (0: none)")
+	f.IntVar(&seed, "seed", bench.O2KSeed, "seed of the o2k workload")
+	f.StringSliceVar(&cfg.Policies, "policy", nil, "policies, comma-separated (default: "+strings.Join(bench.MoldablePolicies, ",")+"; known: "+strings.Join(policy.Names(), ", ")+")")
+	f.IntVar(&cfg.Workers, "workers", runtime.GOMAXPROCS(0), "runs at a time")
+	f.BoolVar(&asJSON, "json", false, "one JSON object per workload and policy and line")
+	return cmd
+}

@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"msched/bench"
+)
+
+// bench moldable on one small trace: one JSON object per policy, with the
+// five documented fields, in the order of bench.MoldablePolicies; --procs
+// needs --workload.
+func TestBenchMoldable_JSON(t *testing.T) {
+	trace := simulateTrace(t)
+	cmd := newBenchMoldableCmd(nil)
+	var out, errOut bytes.Buffer
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs([]string{"--workload", trace, "--procs", "8", "--json"})
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out.String()), "\n")
+	if len(lines) != len(bench.MoldablePolicies) {
+		t.Fatalf("%d lines:\n%s", len(lines), out.String())
+	}
+	for i, l := range lines {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatal(err)
+		}
+		if len(m) != 5 || m["policy"] != bench.MoldablePolicies[i] || m["workload"] != "small.swf" {
+			t.Errorf("line %d: %v", i, m)
+		}
+		for _, k := range []string{"mean_response_s", "mean_wait_s", "utilization"} {
+			if x, ok := m[k].(float64); !ok || !(x > 0) {
+				t.Errorf("line %d: %s = %v", i, k, m[k])
+			}
+		}
+	}
+	if !strings.Contains(errOut.String(), "inter-arrival times ×") {
+		t.Errorf("stderr does not say how the load was scaled:\n%s", errOut.String())
+	}
+
+	cmd = newBenchMoldableCmd(nil)
+	cmd.SetOut(&out)
+	cmd.SetErr(&errOut)
+	cmd.SetArgs([]string{"--procs", "8"})
+	if err := cmd.ExecuteContext(context.Background()); err == nil || !strings.Contains(err.Error(), "--procs goes with --workload") {
+		t.Fatalf("--procs alone: %v", err)
+	}
+}
+
+// simulate --moldable: scojo-rigid runs every job at N_opt, its traced
+// size and run time (the work done, utilisation × makespan, is easy's on
+// the rigid trace), scojo-p sizes them (another work); the estimate is
+// exact by default and another one is refused.
+func TestSimulate_Moldable(t *testing.T) {
+	trace := simulateTrace(t)
+	rigid, err := simulateJSON(t, "--workload", trace, "--policy", "scojo-rigid", "--moldable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	easy, err := simulateJSON(t, "--workload", trace, "--policy", "easy", "--estimate", "exact")
+	if err != nil {
+		t.Fatal(err)
+	}
+	work := func(m map[string]any) float64 { return m["utilization"].(float64) * m["makespan_s"].(float64) }
+	if math.Abs(work(rigid)/work(easy)-1) > 1e-9 {
+		t.Errorf("scojo-rigid on the moldable trace: work %v, easy on the rigid one %v", work(rigid), work(easy))
+	}
+	mold, err := simulateJSON(t, "--workload", trace, "--policy", "scojo-p", "--moldable")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mold["jobs_finished"] != float64(60) || math.Abs(work(mold)/work(easy)-1) < 1e-3 {
+		t.Errorf("scojo-p: %v", mold)
+	}
+	if _, err := simulateJSON(t, "--workload", trace, "--policy", "scojo-p", "--moldable", "--estimate", "request"); err == nil || !strings.Contains(err.Error(), "--moldable") {
+		t.Errorf("--moldable --estimate request: %v", err)
+	}
+}
