@@ -300,10 +300,11 @@ func (p *moldPolicy) backfillSizes(rest []int, shadow int64, head int) {
 	}
 }
 
-// ofRange is "n of lo–hi hosts" for job k.
+// ofRange is "n of Min–Max hosts" for job k (the job's own range, as
+// moldableWhy says it).
 func (p *moldPolicy) ofRange(k, n int) string {
-	c := p.cv[k]
-	return fmt.Sprintf("%d of %d–%d hosts", n, c.lo, c.hi())
+	q := p.m.jobs[k].q
+	return fmt.Sprintf("%d of %d–%d hosts", n, max(q.Min, 1), max(q.Max, q.Min, 1))
 }
 
 func (p *moldPolicy) startWhy(k, size, target int, load float64, alt int, altResp int64) string {
