@@ -205,7 +205,10 @@ func TestScan_CoallocatedJobThatDoesNotFit(t *testing.T) {
 // saying which policies place them; a total request on hosts of one cluster
 // is an ordinary rigid job for all.
 func TestPolicies_RejectCoallocated(t *testing.T) {
-	for _, name := range []string{"easy", "easy-fast", "conservative", "lwf", "lwf-strict", "ga-plan"} {
+	for _, name := range Names() {
+		if name == "fcfs" || name == "fcfs-fill" || name == "fpfs" {
+			continue
+		}
 		t.Run(name, func(t *testing.T) {
 			h := newHarness(t, name, Options{Seed: 1, Generations: 5, Population: 10})
 			s := threeClusters()

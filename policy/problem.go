@@ -91,8 +91,13 @@ func (b *builder) build(ctx context.Context, s *Snapshot, queue []QueuedJob) (*g
 	}
 	seen := make(map[string]bool, len(queue))
 	var rejects []Rejection
+	many := manyClusters(s.Hosts)
 	for i := range queue {
 		q := &queue[i]
+		if r, ok := refuseCoalloc(q, many); ok {
+			rejects = append(rejects, r) // the GA maps a job inside one cluster
+			continue
+		}
 		allow, avail := allowedCount(s.Hosts, q)
 		if need := max(q.Min, 1); need > avail {
 			rejects = append(rejects, rejection(q, need, avail))

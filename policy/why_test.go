@@ -31,3 +31,4 @@ func TestPolicies_MoldableWhy(t *testing.T) {
 		})
 	}
 }
+
