@@ -31,4 +31,3 @@ func TestPolicies_MoldableWhy(t *testing.T) {
 		})
 	}
 }
-
