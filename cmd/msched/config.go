@@ -46,6 +46,7 @@ var configKeys = []configKey{
 	{"plan.idle_weight", 0, "weight of the share of hosts ga-plan's plan leaves idle over its first hour (an XMS-like term); 0: 1 when every host has one speed, not counted otherwise; -1: not counted"},
 	{"plan.population", policy.DefaultPlanPopulation, "individuals in ga-plan's live population"},
 	{"plan.stall", policy.DefaultPlanStall, "ga-plan ends a decision's evolution after this many generations without improvement (within ga.time_budget live); -1: never"},
+	{"coalloc.fit", policy.FirstFit.String(), "how fcfs and fpfs give an unordered co-allocated job's components (largest first) their distinct clusters: first (the first cluster, in the hosts file's order, with room) or worst (the cluster with the most free hosts)"},
 	{"init.max_job_bytes", spool.MaxJobFile, "largest job file init accepts and msched submit sends, in bytes (1 KiB to 16 MiB); a larger one is rejected, its report quoting only its first 4 KiB"},
 	{"run.max_attempts", 3, "starts tried for a job that cannot start before it is rejected"},
 	{"run.kill_grace", "10s", "time between SIGTERM and SIGKILL when a job is cancelled or exceeds its walltime"},
@@ -139,6 +140,7 @@ type config struct {
 	Population   int
 	Window       int
 	MaxJumps     int
+	Fit          policy.Fit // coalloc.fit
 	TimeBudget   time.Duration
 	Stall        int
 	LocalSearch  float64
@@ -210,8 +212,11 @@ func readConfig(v *viper.Viper) (config, error) {
 		}
 		*d.dst = t
 	}
-	slack := v.GetString("plan.slack")
 	var err error
+	if c.Fit, err = policy.ParseFit(v.GetString("coalloc.fit")); err != nil {
+		return c, fmt.Errorf("config: coalloc.fit: %w", err)
+	}
+	slack := v.GetString("plan.slack")
 	if c.Plan.Slack, err = time.ParseDuration(slack); err != nil {
 		return c, fmt.Errorf("config: plan.slack: %q is not a duration like 12h (negative: no bound)", slack)
 	}

@@ -179,7 +179,7 @@ func hostsMachine(cfg config, file string) (sim.Machine, error) {
 // budget of gens generations per decision instead of the live time budget.
 func simOptions(cfg config, gens int) policy.Options {
 	return policy.Options{Generations: gens, Population: cfg.Population, Window: cfg.Window, MaxJumps: cfg.MaxJumps,
-		LocalSearch: cfg.LocalSearch, Plan: cfg.Plan}
+		Fit: cfg.Fit, LocalSearch: cfg.LocalSearch, Plan: cfg.Plan}
 }
 
 func simulateTable(w io.Writer, ms []sim.Metrics) error {

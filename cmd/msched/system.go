@@ -196,6 +196,7 @@ func (s *system) sched(ctx context.Context) (*daemons.Sched, error) {
 		Population:  s.cfg.Population,
 		Window:      s.cfg.Window,
 		MaxJumps:    s.cfg.MaxJumps,
+		Fit:         s.cfg.Fit,
 		TimeBudget:  s.cfg.TimeBudget,
 		Stall:       s.cfg.Stall,
 		LocalSearch: s.cfg.LocalSearch,
