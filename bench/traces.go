@@ -53,6 +53,10 @@ type Trace struct {
 	Source  string // the file, or how the records were generated
 	Procs   int    // identical processors; 0: unknown (a machine must be given)
 	Records []workload.Job
+	// Header is the file's header; a multicluster trace's (a Clusters
+	// line: workload.Clusters) makes Machine its clusters and Jobs read
+	// the records' requests.
+	Header workload.Header
 }
 
 // FindData returns the first directory, looking in from and then each of
@@ -122,19 +126,34 @@ func ReadTrace(path string, procs int) (Trace, error) {
 	if procs <= 0 {
 		procs = hdr.MaxNodes
 	}
-	return Trace{Name: filepath.Base(path), Source: path, Procs: max(procs, 0), Records: recs}, nil
+	return Trace{Name: filepath.Base(path), Source: path, Procs: max(procs, 0), Records: recs, Header: hdr}, nil
 }
 
-// Machine is hosts when it has any (a heterogeneous machine), else the
-// trace's Procs identical processors.
+// Machine is hosts when it has any (a heterogeneous machine), else a
+// multicluster trace's clusters, else the trace's Procs identical
+// processors.
 func (t Trace) Machine(hosts sim.Machine) (sim.Machine, error) {
 	if len(hosts.Hosts) > 0 {
 		return hosts, nil
+	}
+	if _, ok := t.Header.Get("Clusters"); ok {
+		sizes, err := workload.Clusters(t.Header)
+		if err != nil {
+			return sim.Machine{}, fmt.Errorf("bench: %s: %w", t.Source, err)
+		}
+		return sim.Clusters(sizes), nil
 	}
 	if t.Procs <= 0 {
 		return sim.Machine{}, fmt.Errorf("bench: %s gives no MaxProcs; use --procs", t.Source)
 	}
 	return sim.Identical(t.Procs), nil
+}
+
+// Jobs converts the trace's records into simulated jobs for a machine of
+// procs hosts (sim.FromSWFHeader: a multicluster trace's jobs keep their
+// requests).
+func (t Trace) Jobs(procs int, est sim.EstimateKind, pyss bool) (*sim.Trace, error) {
+	return sim.FromSWFHeader(t.Header, workload.Slice(t.Records), procs, est, pyss)
 }
 
 // Run is one simulation: Jobs on Machine under the named policy.
@@ -368,7 +387,7 @@ func Traces(ctx context.Context, cfg TracesConfig) ([]TraceRun, error) {
 			return nil, err
 		}
 		for k, est := range cfg.Estimates {
-			tr, err := sim.FromSWF(workload.Slice(t.Records), len(m.Hosts), est, false)
+			tr, err := t.Jobs(len(m.Hosts), est, false)
 			if err != nil {
 				return nil, fmt.Errorf("bench: %s: %w", t.Source, err)
 			}

@@ -237,3 +237,48 @@ func TestSimulate_UnknownPolicy(t *testing.T) {
 		t.Errorf("%v", err)
 	}
 }
+
+// A multicluster trace read from its file runs on its clusters, its jobs
+// keeping their requests: fcfs places them, easy rejects them.
+func TestReadTrace_Multicluster(t *testing.T) {
+	h, jobs, err := workload.GenerateMulticluster(workload.MulticlusterConfig{Jobs: 200, Request: workload.Unordered, N1: 1, N2: 4, Utilisation: 0.5}, rand.New(rand.NewSource(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Create(filepath.Join(t.TempDir(), "mc.swf"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := workload.WriteAll(f, h, jobs); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	tr, err := ReadTrace(f.Name(), 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := tr.Machine(sim.Machine{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := policy.ClusterOrder(m.Hosts); len(got) != 4 || len(m.Hosts) != 32 {
+		t.Fatalf("machine: %d hosts in clusters %v, want 4 clusters of 8", len(m.Hosts), got)
+	}
+	st, err := tr.Jobs(len(m.Hosts), sim.Exact, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Jobs[0].Request != workload.Unordered || len(st.Jobs[0].Components) != 4 {
+		t.Fatalf("job 0: request %v %v", st.Jobs[0].Request, st.Jobs[0].Components)
+	}
+	for _, pol := range []string{"fcfs", "easy"} {
+		res, _, err := Simulate(context.Background(), Run{Jobs: st.Jobs, Machine: m, Policy: pol, Options: policy.Options{Seed: 1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ran := sim.Compute(res, false).Jobs
+		if want := map[string]int{"fcfs": 200, "easy": 0}[pol]; ran != want {
+			t.Errorf("%s ran %d jobs, want %d", pol, ran, want)
+		}
+	}
+}

@@ -16,7 +16,6 @@ import (
 	"msched/hoststat"
 	"msched/policy"
 	"msched/sim"
-	"msched/workload"
 )
 
 func newSimulateCmd(v *viper.Viper) *cobra.Command {
@@ -96,7 +95,7 @@ MSCHED_PLAN_OBJECTIVE=wait msched simulate --policy ga-plan … another objectiv
 			if err != nil {
 				return err
 			}
-			tr, err := sim.FromSWF(workload.Slice(t.Records), len(machine.Hosts), est, pyss)
+			tr, err := t.Jobs(len(machine.Hosts), est, pyss)
 			if err != nil {
 				return err
 			}
