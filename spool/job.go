@@ -22,6 +22,9 @@ type Job struct {
 	Command  []string `yaml:"command,omitempty"` // argv; never passed through a shell
 	Workdir  string   `yaml:"workdir,omitempty"`
 	Notify   string   `yaml:"notify,omitempty"`
+	// Mail lists when the user is mailed: MailBegin, MailEnd, MailFail
+	// (nil: the configured default).
+	Mail []string `yaml:"mail,omitempty"`
 	Hosts    *Hosts   `yaml:"hosts,omitempty"` // nil: one host
 	Model    *Model   `yaml:"model,omitempty"` // nil: the profiler estimates
 	Walltime Duration `yaml:"walltime,omitempty"`
@@ -156,6 +159,15 @@ const (
 	RequestUnordered = "unordered"
 	RequestOrdered   = "ordered"
 	RequestTotal     = "total"
+)
+
+// The values of Mail: when the job starts, when it ends (whatever the
+// outcome), and when it fails (ends with a non-zero status or a signal, or
+// is rejected).
+const (
+	MailBegin = "begin"
+	MailEnd   = "end"
+	MailFail  = "fail"
 )
 
 // MaxComponents bounds components: more clusters than any system has.

@@ -229,3 +229,20 @@ func TestParse_Components(t *testing.T) {
 		}
 	}
 }
+
+func TestParse_Mail(t *testing.T) {
+	j, err := ParseSubmission("j", []byte("command: [a]\nmail: [begin, fail]\n"))
+	if err != nil || len(j.Mail) != 2 || j.Mail[0] != MailBegin || j.Mail[1] != MailFail {
+		t.Fatalf("%v %v", err, j)
+	}
+	for _, tc := range []struct{ doc, want string }{
+		{"mail: [begin, always]", `j:2: mail[1]: unknown "always" (want begin, end or fail)`},
+		{"mail:\n  - end\n  - x", `j:4: mail[1]: unknown "x"`},
+		{"mail: end", "j:2: mail:"},
+	} {
+		_, err := ParseSubmission("j", []byte("command: [a]\n"+tc.doc+"\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want %q", tc.doc, err, tc.want)
+		}
+	}
+}

@@ -228,6 +228,22 @@ func validateRequest(j *Job, doc *yaml.Node) []Problem {
 		}
 	}
 	ps = append(ps, validateComponents(j, doc)...)
+	if _, seq := lookupKV(doc, "mail"); seq != nil {
+		if seq.Kind != yaml.SequenceNode {
+			bad(lineOf(doc, "mail"), "mail", "want a list of begin, end and fail, such as [begin, end]")
+		}
+		for i, m := range j.Mail {
+			switch m {
+			case MailBegin, MailEnd, MailFail:
+			default:
+				line := lineOf(doc, "mail")
+				if seq.Kind == yaml.SequenceNode && i < len(seq.Content) {
+					line = seq.Content[i].Line
+				}
+				bad(line, fmt.Sprintf("mail[%d]", i), "unknown %q (want begin, end or fail)", Clip(m, maxQuoted))
+			}
+		}
+	}
 	if j.Launch == LaunchMPI && len(j.Command) > 0 && strings.HasPrefix(j.Command[0], "-") {
 		// mpirun would take it for one of its own options.
 		bad(lineOf(doc, "command"), "command[0]", "must not start with '-' under launch: mpi, got %q", Clip(j.Command[0], maxQuoted))
