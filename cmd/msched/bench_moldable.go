@@ -22,6 +22,7 @@ func newBenchMoldableCmd(_ *viper.Viper) *cobra.Command {
 		cfg                  bench.MoldableConfig
 		file, dataDir        string
 		procs, o2kJobs, seed int
+		lublinJobs           int
 		asJSON               bool
 	)
 	cmd := &cobra.Command{
@@ -49,11 +50,12 @@ Cirne-Berman) are at W1, so every workload is brought to offered load %.2f by
 default, by scaling its inter-arrival times (the factor is printed on
 stderr); --load sets another level (%.2f: W2), --load 0 keeps each trace's own.
 
-Workloads: the SDSC-SP2 sample (5,000 jobs, offered load 0.60 of its own, 128
-processors; read from workload/testdata or shared/data here or in a parent,
-or --data) and --o2k-jobs jobs of the o2k generator (seed --seed; its own
-load is about 0.95 of 960 processors); --workload FILE [--procs N] replaces
-them with one trace.
+Workloads: the SDSC-SP2 sample (5,000 jobs, offered load 0.65 of its own,
+128 processors; read from workload/testdata or shared/data here or in a
+parent, or --data), --o2k-jobs jobs of the o2k generator (seed --seed; its
+own load is about 0.98 of 960 processors) and --lublin-jobs jobs of the
+Lublin-Feitelson model at W1 (seed --seed; 128 nodes), the paper's own
+workload; --workload FILE [--procs N] replaces them with one trace.
 
 The table gives each policy's mean response, wait and bounded slowdown over
 all finished jobs, utilisation, the mean of size over N_opt, and mean response
@@ -101,6 +103,9 @@ seconds.`, bench.MoldableLoadW1, bench.MoldableLoadW2, bench.MoldableLoadW1, ben
 					cfg.Traces = append(cfg.Traces, bench.Trace{Name: "o2k", Procs: workload.O2KMachineProcs, Records: recs,
 						Source: fmt.Sprintf("msched workload generate o2k --jobs %d --seed %d", o2kJobs, seed)})
 				}
+				if lublinJobs > 0 {
+					cfg.Traces = append(cfg.Traces, bench.LublinTrace("lublin-w1", lublinJobs, bench.LublinAlphaW1, int64(seed)))
+				}
 			}
 			cfg.Progress = cmd.ErrOrStderr()
 			runs, err := bench.Moldable(cmd.Context(), cfg)
@@ -125,7 +130,8 @@ seconds.`, bench.MoldableLoadW1, bench.MoldableLoadW2, bench.MoldableLoadW1, ben
 	f.StringVar(&dataDir, "data", "", "directory of the SDSC-SP2 sample (default: workload/testdata or shared/data here or in a parent)")
 	f.Float64Var(&cfg.Load, "load", bench.MoldableLoadW1, fmt.Sprintf("offered load to scale each workload to (W1 %.2f, W2 %.2f; 0: the trace's own)", bench.MoldableLoadW1, bench.MoldableLoadW2))
 	f.IntVar(&o2kJobs, "o2k-jobs", bench.O2KJobs, "jobs of the o2k workload (0: none)")
-	f.IntVar(&seed, "seed", bench.O2KSeed, "seed of the o2k workload")
+	f.IntVar(&lublinJobs, "lublin-jobs", 10000, "jobs of the Lublin-Feitelson W1 workload (0: none)")
+	f.IntVar(&seed, "seed", bench.O2KSeed, "seed of the o2k and Lublin-Feitelson workloads")
 	f.StringSliceVar(&cfg.Policies, "policy", nil, "policies, comma-separated (default: "+strings.Join(bench.MoldablePolicies, ",")+"; known: "+strings.Join(policy.Names(), ", ")+")")
 	f.IntVar(&cfg.Workers, "workers", runtime.GOMAXPROCS(0), "runs at a time")
 	f.BoolVar(&asJSON, "json", false, "one JSON object per workload and policy and line")
