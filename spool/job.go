@@ -107,9 +107,9 @@ type Model struct {
 
 // Event is one step on the job's path through the states.
 type Event struct {
-	State State     `yaml:"state"`
-	At    time.Time `yaml:"at"`
-	Note  string    `yaml:"note,omitempty"`
+	State State     `yaml:"state" json:"state"`
+	At    time.Time `yaml:"at" json:"at"`
+	Note  string    `yaml:"note,omitempty" json:"note,omitempty"`
 }
 
 // Schedule is what the scheduler decided.
@@ -121,6 +121,9 @@ type Schedule struct {
 	// Why is the policy's reason for the placement, when it gives one (a
 	// moldable job: the size chosen, and why).
 	Why string `yaml:"why,omitempty"`
+	// EstimateSource says where PredictedSeconds came from: the walltime,
+	// the performance model, the profiler, or how they were combined.
+	EstimateSource string `yaml:"estimate_source,omitempty"`
 }
 
 // Component is one component of a co-allocated job as it ran: its cluster

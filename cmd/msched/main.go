@@ -30,6 +30,6 @@ func main() {
 	if err := root.ExecuteContext(ctx); err != nil {
 		fmt.Fprintln(os.Stderr, "msched:", err)
 		stop()
-		os.Exit(1)
+		os.Exit(exitCode(err))
 	}
 }
