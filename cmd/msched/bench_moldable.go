@@ -50,7 +50,7 @@ Cirne-Berman) are at W1, so every workload is brought to offered load %.2f by
 default, by scaling its inter-arrival times (the factor is printed on
 stderr); --load sets another level (%.2f: W2), --load 0 keeps each trace's own.
 
-Workloads: the SDSC-SP2 sample (5,000 jobs, offered load 0.65 of its own,
+Workloads: the SDSC-SP2 sample (4,606 usable jobs of 5,000, own load 0.65,
 128 processors; read from workload/testdata or shared/data here or in a
 parent, or --data), --o2k-jobs jobs of the o2k generator (seed --seed; its
 own load is about 0.98 of 960 processors) and --lublin-jobs jobs of the
