@@ -39,8 +39,6 @@ const (
 	nClasses
 )
 
-var classNames = [nClasses]string{"short", "medium", "long"}
-
 func classOf(d int64) int {
 	switch {
 	case d < int64(time.Minute):
@@ -105,14 +103,19 @@ func (cs *curves) usable(m *machine, j *qjob) int {
 	return n
 }
 
-// forget drops every curve when the hosts changed (predictions depend on
-// them), and the curves of jobs gone from the queue when there are many.
+// forget marks every curve stale when the hosts changed (predictions
+// depend on them), and drops the curves of jobs gone from the queue when
+// there are many.
 func (cs *curves) forget(s *Snapshot) {
 	if cs.by == nil {
 		cs.by = map[string]*curve{}
 	}
 	if !sameHostsAs(cs.kept, s.Hosts) {
-		clear(cs.by)
+		// Recompute every curve at its next use (of sees its host range
+		// change), keeping whether the job's arrival was counted.
+		for _, c := range cs.by {
+			c.min = -1
+		}
 		cs.kept = append(cs.kept[:0], s.Hosts...)
 		for i := range cs.kept {
 			cs.kept[i].FreeAt = time.Time{}
