@@ -16,7 +16,6 @@ import (
 
 	"msched/policy"
 	"msched/sim"
-	"msched/workload"
 )
 
 // This file is `msched bench moldable`: moldable-job sizing (SCOJO-P and
@@ -151,7 +150,7 @@ func Moldable(ctx context.Context, cfg MoldableConfig) ([]MoldableRun, error) {
 		if err != nil {
 			return nil, err
 		}
-		tr, err := sim.FromSWF(workload.Slice(t.Records), len(m.Hosts), sim.Exact, false)
+		tr, err := t.Jobs(len(m.Hosts), sim.Exact, false)
 		if err != nil {
 			return nil, fmt.Errorf("bench: %s: %w", t.Source, err)
 		}

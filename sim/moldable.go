@@ -6,7 +6,8 @@ import "msched/models"
 // (models.Efficiency, SEEDS.md §3): the trace's size is the job's N_opt and
 // its run time there the trace's run time; it may run on N_min..N_max hosts
 // of a machine of procs, for Run·Factor(n) on n of them. Jobs that are
-// moldable already (Time set) are kept as they are.
+// moldable already (Time set) and multicluster requests (their components
+// fix their size) are kept as they are.
 //
 // Estimates: a moldable job's predictions are its Time (Job.estimateOn), so
 // the policy is told its exact run time on any number of hosts, whatever the
@@ -18,7 +19,7 @@ func Moldable(jobs []Job, procs int) []Job {
 	copy(out, jobs)
 	for i := range out {
 		j := &out[i]
-		if j.Time != nil {
+		if j.Time != nil || j.Request != 0 {
 			continue
 		}
 		e := models.Efficiency{Opt: j.Min, Machine: procs}

@@ -46,3 +46,12 @@ func TestMoldable_FromRigid(t *testing.T) {
 		t.Fatalf("end %g, predicted on 2 hosts %g; want 81.25, 162.5", res.End[0], predicted)
 	}
 }
+
+// A multicluster request keeps its size: its components fix it.
+func TestMoldable_KeepsRequests(t *testing.T) {
+	j := rigid("C", 0, 4, 100, 100)
+	j.Request, j.Components = 2, []int{2, 2}
+	if got := Moldable([]Job{j}, 8)[0]; got.Time != nil || got.Min != 4 || got.Max != 4 {
+		t.Fatalf("request molded: %d..%d", got.Min, got.Max)
+	}
+}
