@@ -42,6 +42,53 @@ func JIDLess(a, b string) bool {
 	return a < b
 }
 
+// MaxJIDNumber bounds the number ParseJID accepts: a thousand times a
+// million jobs a day for a century is under it, and FormatJID of it fits in
+// a file name with room to spare.
+const MaxJIDNumber = 1e15
+
+// ParseJID reads a job id as a user types it and returns it in canonical
+// form (FormatJID): "J000010", "J10", "j000010" and "10" all name
+// J000010. It is the one reader of a user's JID, for the commands (cancel,
+// status, submit --after) and the job file's after: and afterok:. The
+// number must be 1 to MaxJIDNumber; nothing else (no sign, no space, no
+// other letter) is accepted, and the error quotes what was given.
+func ParseJID(s string) (string, error) {
+	digits := s
+	if len(digits) > 0 && (digits[0] == 'J' || digits[0] == 'j') {
+		digits = digits[1:]
+	}
+	bad := func(why string) (string, error) {
+		return "", fmt.Errorf("spool: %q is not a job id (%s; J000010, J10 and 10 name the same job)", Clip(s, maxQuoted), why)
+	}
+	if digits == "" {
+		return bad("no number")
+	}
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return bad("want digits after the J")
+		}
+	}
+	digits = strings.TrimLeft(digits, "0")
+	if digits == "" {
+		return bad("job ids start at 1")
+	}
+	if len(digits) > 15 {
+		return bad(fmt.Sprintf("over the largest job id, %d", int64(MaxJIDNumber)))
+	}
+	n, err := strconv.ParseInt(digits, 10, 64)
+	if err != nil || n > MaxJIDNumber {
+		return bad(fmt.Sprintf("over the largest job id, %d", int64(MaxJIDNumber)))
+	}
+	return FormatJID(n), nil
+}
+
+// JIDNumber is the number of a canonical JID (ValidJID), or false.
+func JIDNumber(s string) (int64, bool) {
+	n, ok := jidNumber(s)
+	return n, ok && FormatJID(n) == s
+}
+
 func jidNumber(s string) (int64, bool) {
 	if len(s) < 1+jidWidth || s[0] != 'J' {
 		return 0, false

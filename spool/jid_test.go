@@ -172,3 +172,23 @@ func TestJID_UniqueAcrossProcesses(t *testing.T) {
 		}
 	}
 }
+
+func TestParseJID(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"J000010", "J000010"}, {"J10", "J000010"}, {"j000010", "J000010"}, {"10", "J000010"},
+		{"0000010", "J000010"}, {"J1234567", "J1234567"}, {"1", "J000001"}, {"J999999999999999", "J999999999999999"},
+	} {
+		got, err := ParseJID(tc.in)
+		if err != nil || got != tc.want {
+			t.Errorf("ParseJID(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+		}
+	}
+	for _, in := range []string{"", "J", "j", "0", "J000000", "-1", "+1", " 10", "10 ", "J1a", "K10", "JJ10", "J-10",
+		"1e3", "0x10", "J1000000000000000", "99999999999999999999999"} {
+		if got, err := ParseJID(in); err == nil {
+			t.Errorf("ParseJID(%q) = %q, want an error", in, got)
+		} else if !strings.Contains(err.Error(), "is not a job id") {
+			t.Errorf("ParseJID(%q): %v", in, err)
+		}
+	}
+}
