@@ -103,14 +103,24 @@ func RepoTraces(dir string) ([]Trace, error) {
 		tr.Name = t.name
 		out = append(out, tr)
 	}
-	cfg := workload.DefaultO2KConfig()
-	cfg.Jobs = O2KJobs
-	_, recs, err := workload.GenerateO2K(cfg, rand.New(rand.NewSource(O2KSeed)))
+	o2k, err := O2KTrace(O2KJobs, O2KSeed)
 	if err != nil {
 		return nil, err
 	}
-	return append(out, Trace{Name: "o2k", Procs: workload.O2KMachineProcs, Records: recs,
-		Source: fmt.Sprintf("msched workload generate o2k --jobs %d --seed %d", O2KJobs, O2KSeed)}), nil
+	return append(out, o2k), nil
+}
+
+// O2KTrace is n jobs of the o2k generator (its defaults), seeded with
+// seed, on its 960 processors.
+func O2KTrace(n int, seed int64) (Trace, error) {
+	cfg := workload.DefaultO2KConfig()
+	cfg.Jobs = n
+	_, recs, err := workload.GenerateO2K(cfg, rand.New(rand.NewSource(seed)))
+	if err != nil {
+		return Trace{}, err
+	}
+	return Trace{Name: "o2k", Procs: workload.O2KMachineProcs, Records: recs,
+		Source: fmt.Sprintf("msched workload generate o2k --jobs %d --seed %d", n, seed)}, nil
 }
 
 // ReadTrace reads an SWF file (plain or gzip). procs ≤ 0 takes the

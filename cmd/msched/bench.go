@@ -28,6 +28,21 @@ import (
 	"msched/workload"
 )
 
+// printRuns writes a benchmark's runs as table does, or with asJSON one
+// JSON object per run and line.
+func printRuns[R any](w io.Writer, asJSON bool, runs []R, table func(io.Writer, []R) error) error {
+	if !asJSON {
+		return table(w, runs)
+	}
+	enc := json.NewEncoder(w)
+	for _, r := range runs {
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 func newBenchCmd(v *viper.Viper) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
@@ -133,16 +148,7 @@ Limit it with --policy, --seeds, --estimate or --workload.`,
 			if err != nil {
 				return err
 			}
-			if !asJSON {
-				return bench.TracesTable(cmd.OutOrStdout(), runs)
-			}
-			enc := json.NewEncoder(cmd.OutOrStdout())
-			for _, r := range runs {
-				if err := enc.Encode(r); err != nil {
-					return err
-				}
-			}
-			return nil
+			return printRuns(cmd.OutOrStdout(), asJSON, runs, bench.TracesTable)
 		},
 	}
 	f := cmd.Flags()

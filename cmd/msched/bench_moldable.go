@@ -1,9 +1,7 @@
 package main
 
 import (
-	"encoding/json"
 	"fmt"
-	"math/rand"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,7 +12,6 @@ import (
 
 	"msched/bench"
 	"msched/policy"
-	"msched/workload"
 )
 
 func newBenchMoldableCmd(_ *viper.Viper) *cobra.Command {
@@ -94,14 +91,11 @@ seconds.`, bench.MoldableLoadW1, bench.MoldableLoadW2, bench.MoldableLoadW1, ben
 				t.Name = "sdsc-sp2"
 				cfg.Traces = []bench.Trace{t}
 				if o2kJobs > 0 {
-					oc := workload.DefaultO2KConfig()
-					oc.Jobs = o2kJobs
-					_, recs, err := workload.GenerateO2K(oc, rand.New(rand.NewSource(int64(seed))))
+					o2k, err := bench.O2KTrace(o2kJobs, int64(seed))
 					if err != nil {
 						return err
 					}
-					cfg.Traces = append(cfg.Traces, bench.Trace{Name: "o2k", Procs: workload.O2KMachineProcs, Records: recs,
-						Source: fmt.Sprintf("msched workload generate o2k --jobs %d --seed %d", o2kJobs, seed)})
+					cfg.Traces = append(cfg.Traces, o2k)
 				}
 				if lublinJobs > 0 {
 					cfg.Traces = append(cfg.Traces, bench.LublinTrace("lublin-w1", lublinJobs, bench.LublinAlphaW1, int64(seed)))
@@ -112,16 +106,7 @@ seconds.`, bench.MoldableLoadW1, bench.MoldableLoadW2, bench.MoldableLoadW1, ben
 			if err != nil {
 				return err
 			}
-			if !asJSON {
-				return bench.MoldableTable(cmd.OutOrStdout(), runs)
-			}
-			enc := json.NewEncoder(cmd.OutOrStdout())
-			for _, r := range runs {
-				if err := enc.Encode(r); err != nil {
-					return err
-				}
-			}
-			return nil
+			return printRuns(cmd.OutOrStdout(), asJSON, runs, bench.MoldableTable)
 		},
 	}
 	f := cmd.Flags()
