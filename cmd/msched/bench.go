@@ -28,6 +28,22 @@ import (
 	"msched/workload"
 )
 
+// dataDirOr is dir, or when it is "" the directory of the repository's
+// traces found from the working directory (bench.FindData).
+func dataDirOr(dir string) (string, error) {
+	if dir != "" {
+		return dir, nil
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	if dir, err = bench.FindData(wd); err != nil {
+		return "", fmt.Errorf("%w; name the directory with --data, or a trace with --workload", err)
+	}
+	return dir, nil
+}
+
 // printRuns writes a benchmark's runs as table does, or with asJSON one
 // JSON object per run and line.
 func printRuns[R any](w io.Writer, asJSON bool, runs []R, table func(io.Writer, []R) error) error {
@@ -130,14 +146,9 @@ Limit it with --policy, --seeds, --estimate or --workload.`,
 				}
 				cfg.Traces = []bench.Trace{t}
 			default:
-				if dataDir == "" {
-					wd, err := os.Getwd()
-					if err != nil {
-						return err
-					}
-					if dataDir, err = bench.FindData(wd); err != nil {
-						return fmt.Errorf("%w; name the directory with --data, or a trace with --workload", err)
-					}
+				dataDir, err := dataDirOr(dataDir)
+				if err != nil {
+					return err
 				}
 				if cfg.Traces, err = bench.RepoTraces(dataDir); err != nil {
 					return err

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -75,14 +74,9 @@ seconds.`, bench.MoldableLoadW1, bench.MoldableLoadW2, bench.MoldableLoadW1, ben
 				}
 				cfg.Traces = []bench.Trace{t}
 			default:
-				if dataDir == "" {
-					wd, err := os.Getwd()
-					if err != nil {
-						return err
-					}
-					if dataDir, err = bench.FindData(wd); err != nil {
-						return fmt.Errorf("%w; name the directory with --data, or a trace with --workload", err)
-					}
+				dataDir, err := dataDirOr(dataDir)
+				if err != nil {
+					return err
 				}
 				t, err := bench.ReadTrace(filepath.Join(dataDir, bench.SDSCFile), bench.SDSCProcs)
 				if err != nil {
