@@ -3,7 +3,6 @@ package spool
 import (
 	"crypto/rand"
 	"fmt"
-	"math"
 	"reflect"
 	"strconv"
 	"strings"
@@ -18,13 +17,13 @@ import (
 // of truth; the directory it is in is its state.
 type Job struct {
 	// Written by the submitter.
-	Name     string   `yaml:"name,omitempty"`
-	Command  []string `yaml:"command,omitempty"` // argv; never passed through a shell
-	Workdir  string   `yaml:"workdir,omitempty"`
-	Notify   string   `yaml:"notify,omitempty"`
+	Name    string   `yaml:"name,omitempty"`
+	Command []string `yaml:"command,omitempty"` // argv; never passed through a shell
+	Workdir string   `yaml:"workdir,omitempty"`
+	Notify  string   `yaml:"notify,omitempty"`
 	// Mail lists when the user is mailed: MailBegin, MailEnd, MailFail
 	// (nil: the configured default).
-	Mail []string `yaml:"mail,omitempty"`
+	Mail     []string `yaml:"mail,omitempty"`
 	Hosts    *Hosts   `yaml:"hosts,omitempty"` // nil: one host
 	Model    *Model   `yaml:"model,omitempty"` // nil: the profiler estimates
 	Walltime Duration `yaml:"walltime,omitempty"`
@@ -144,7 +143,7 @@ type RunInfo struct {
 	Attempts   int       `yaml:"attempts,omitempty"`
 	// Components: a co-allocated job's components, in order, as started.
 	Components []Component `yaml:"components,omitempty"`
-	Host       string    `yaml:"host,omitempty"` // where the launcher ran (first host)
+	Host       string      `yaml:"host,omitempty"` // where the launcher ran (first host)
 	// SlurmJob is the Slurm job id of a job run on a Slurm cluster,
 	// recorded before the job is released to run, so that a restarted run
 	// daemon follows that job instead of submitting a second copy.
@@ -330,25 +329,20 @@ func replaceStrings(v reflect.Value, f func(string) string) reflect.Value {
 	return v
 }
 
-// Duration is a walltime: a Go duration string ("2h", "90s", "1h30m") or a
-// plain number of seconds.
+// Duration is a walltime, written in any form ParseWalltime reads: a Go
+// duration ("2h", "90s"), seconds, [D-]HH:MM:SS, MM:SS or days ("2d",
+// "1d12h").
 type Duration time.Duration
 
-// UnmarshalYAML accepts a duration string or a number of seconds.
+// UnmarshalYAML reads a walltime with ParseWalltime; the error names the
+// value (Parse adds the field and line).
 func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	if n.Kind != yaml.ScalarNode {
-		return valueError(n, "want a duration like 2h or 90s, or seconds")
+		return valueError(n, "want "+WalltimeForms)
 	}
-	if s, err := strconv.ParseFloat(n.Value, 64); err == nil {
-		if math.IsNaN(s) || math.IsInf(s, 0) || s > float64(math.MaxInt64)/1e9 {
-			return valueError(n, fmt.Sprintf("%q seconds is out of range", Clip(n.Value, maxQuoted)))
-		}
-		*d = Duration(s * float64(time.Second))
-		return nil
-	}
-	v, err := time.ParseDuration(n.Value)
+	v, err := ParseWalltime(n.Value)
 	if err != nil {
-		return valueError(n, fmt.Sprintf("%q is not a duration like 2h or 90s, or seconds", Clip(n.Value, maxQuoted)))
+		return valueError(n, err.Error())
 	}
 	*d = Duration(v)
 	return nil
