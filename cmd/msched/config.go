@@ -43,7 +43,7 @@ var configKeys = []configKey{
 	{"ga.seed", 0, "seed of the GA's random choices; 0: a new seed at every start (logged, so a run can be replayed)"},
 	{"plan.objective", policy.ObjectiveMixed, "ga-plan's objective over the plan's predicted times: mixed (mean bounded slowdown plus mean wait in hours), wait, bsld or response"},
 	{"plan.slack", policy.DefaultSlack.String(), "ga-plan's starvation bound: a job starts no later than its place in the plan when first seen plus this (unless a running job overruns its estimate); -1s: no bound"},
-	{"plan.idle_weight", 0, "weight of the share of hosts ga-plan's plan leaves idle over its first hour (an XMS-like term); 0: 1 when every host has one speed, not counted otherwise; -1: not counted"},
+	{"plan.idle_weight", 0.0, "weight of the share of hosts ga-plan's plan leaves idle over its first hour (an XMS-like term); 0: 1 when every host has one speed, not counted otherwise; -1: not counted"},
 	{"plan.population", policy.DefaultPlanPopulation, "individuals in ga-plan's live population"},
 	{"plan.stall", policy.DefaultPlanStall, "ga-plan ends a decision's evolution after this many generations without improvement (within ga.time_budget live); -1: never"},
 	{"coalloc.fit", policy.FirstFit.String(), "how fcfs and fpfs give an unordered co-allocated job's components (largest first) their distinct clusters: first (the first cluster, in the hosts file's order, with room) or worst (the cluster with the most free hosts)"},
