@@ -37,7 +37,21 @@ type MailConfig struct {
 	TLSConfig    *tls.Config   // nil: the system's roots, server name Host (tests set RootCAs)
 	Hostname     string        // EHLO name and Message-ID domain; "": os.Hostname()
 	Retry        Retry         // zero fields: DefaultRetry's
+	// When is when the user of a job whose file has no mail: list is
+	// mailed (mail.when): any of spool.MailBegin, MailEnd and MailFail;
+	// nil: DefaultWhen; empty and not nil: never.
+	When []string
+	// Domain turns a bare user name into an address (mail.domain): a job
+	// without notify: is mailed to <user>@Domain; "": it is not mailed.
+	Domain string
+	// WebURL is the status page's address as users reach it (web.url);
+	// set, every mail links the job's page, WebURL/jobs/<JID>.
+	WebURL string
 }
+
+// DefaultWhen is when a job that says nothing is mailed: at its end, as
+// before jobs could say (mail.when).
+var DefaultWhen = []string{spool.MailEnd}
 
 // StartTLS says when a plain connection is upgraded with STARTTLS.
 type StartTLS string
