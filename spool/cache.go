@@ -177,6 +177,12 @@ func (j *Job) Clone() *Job {
 		c.UID = &uid
 	}
 	c.History = slices.Clone(j.History)
+	c.Mail, c.Components = slices.Clone(j.Mail), slices.Clone(j.Components)
+	c.After, c.AfterOK = slices.Clone(j.After), slices.Clone(j.AfterOK)
+	if j.ArrayIndex != nil {
+		i := *j.ArrayIndex
+		c.ArrayIndex = &i
+	}
 	if j.Schedule != nil {
 		s := *j.Schedule
 		s.Hosts = slices.Clone(j.Schedule.Hosts)

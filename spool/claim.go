@@ -44,8 +44,13 @@ type Claim struct {
 	// rejected with this reason (Job's error); of a file too large Data
 	// keeps its first few KiB for the report, of the others nothing.
 	Refused string
+	// Members are the JIDs of an array submission's jobs once init has
+	// reserved them (ReserveArray): JID first, then the others; nil
+	// before, and for any other submission.
+	Members []string
 
-	file string // name in tmp/
+	file string          // name in tmp/
+	done map[string]bool // of Members, those recovery found queued already
 }
 
 // Claim takes submitted/<name> for init (see above). The error wraps
@@ -195,44 +200,69 @@ func (s *Spool) RecoverClaimsWith(ctx context.Context, reaped Reaped) (claims []
 			errs = append(errs, fmt.Errorf("spool: recover claims: %w", err))
 		}
 	}
-	var loose []string // claims whose JID is in no state
+	// A claim's jobs: its JID, and an array's reserved members. Each is
+	// done once it is in a state, or reaped; a claim all of whose jobs
+	// are done has served.
+	type claimed struct {
+		file string
+		jids []string
+		done map[string]bool
+	}
+	var loose []claimed // claims with a job in no state
 	for _, f := range files {
-		jid, _, _, _ := splitClaim(f)
-		if s.inAState(jid) {
+		c := claimed{file: f, jids: claimJIDs(f), done: map[string]bool{}}
+		for _, jid := range c.jids {
+			if s.inAState(jid) {
+				c.done[jid] = true
+			}
+		}
+		if len(c.done) == len(c.jids) {
 			remove(f)
 			continue
 		}
-		loose = append(loose, f)
+		loose = append(loose, c)
 	}
 	if reaped != nil && len(loose) > 0 {
 		// Asked after every state was looked at: a job that leaves its
 		// last state (finished/ or rejected/) is in the record first.
-		jids := make([]string, len(loose))
-		for i, f := range loose {
-			jids[i], _, _, _ = splitClaim(f)
+		var jids []string
+		for _, c := range loose {
+			for _, jid := range c.jids {
+				if !c.done[jid] {
+					jids = append(jids, jid)
+				}
+			}
 		}
 		fin, err := reaped(ctx, jids)
 		if err != nil {
 			return nil, nil, errors.Join(fmt.Errorf("spool: recover claims: cannot tell whether %d claimed jobs have finished; their claims are left for the next start: %w", len(loose), err), syncDir(s.tmp))
 		}
 		rest := loose[:0]
-		for i, f := range loose {
-			if fin[jids[i]] {
-				remove(f)
-				done = append(done, jids[i])
+		for _, c := range loose {
+			for _, jid := range c.jids {
+				if fin[jid] {
+					c.done[jid] = true
+				}
+			}
+			if len(c.done) == len(c.jids) {
+				remove(c.file)
+				done = append(done, c.jids[0])
 				continue
 			}
-			rest = append(rest, f)
+			rest = append(rest, c)
 		}
 		loose = rest
 	}
-	for _, f := range loose {
-		c, err := s.loadClaim(f)
+	for _, lc := range loose {
+		c, err := s.loadClaim(lc.file)
 		if errors.Is(err, ErrNotFound) {
 			continue
 		} else if err != nil {
 			errs = append(errs, err)
 			continue
+		}
+		if len(c.Members) > 0 {
+			c.done = lc.done // the members to write are the others
 		}
 		claims = append(claims, c)
 	}
@@ -251,6 +281,9 @@ func (c *Claim) Job() (*Job, error) {
 	j, err := ParseSubmission(c.Name, c.Data)
 	if err != nil {
 		return nil, err
+	}
+	if p := arrayBytesProblem(j, len(c.Data)); p != nil {
+		return nil, &ParseError{File: c.Name, Problems: []Problem{*p}}
 	}
 	c.stamp(j)
 	return j, nil
@@ -360,23 +393,26 @@ func (s *Spool) claimFiles() ([]string, error) {
 }
 
 // ClaimedJIDs are the JIDs of the claims in tmp/ (claimed submissions not
-// yet moved on, or whose claim's removal a crash lost).
+// yet moved on, or whose claim's removal a crash lost), with the members
+// an array claim has reserved.
 func (s *Spool) ClaimedJIDs() ([]string, error) {
 	fs, err := s.claimFiles()
-	for i, f := range fs {
-		fs[i], _, _, _ = splitClaim(f)
+	var jids []string
+	for _, f := range fs {
+		jids = append(jids, claimJIDs(f)...)
 	}
-	return fs, err
+	return jids, err
 }
 
-// openClaim finds the claim holding jid.
+// openClaim finds the claim holding jid (as its JID, or as an array member
+// it has reserved).
 func (s *Spool) openClaim(jid string) (*Claim, error) {
 	fs, err := s.claimFiles()
 	if err != nil {
 		return nil, err
 	}
 	for _, f := range fs {
-		if strings.HasPrefix(f, claimPrefix+jid+".") {
+		if slices.Contains(claimJIDs(f), jid) {
 			return s.loadClaim(f)
 		}
 	}
@@ -403,21 +439,58 @@ func shorten(name string, n int) string {
 	return cut
 }
 
-// splitClaim parses "claim.<JID>.<arrival ns>.<name>".
+// splitClaim parses "claim.<JID>.<arrival ns>.<name>", or an array's
+// claim with its members reserved, "claim.<JID>+<first>-<last>.…" (JID,
+// then first to last, consecutive: ReserveArray).
 func splitClaim(f string) (jid string, arrived time.Time, name string, ok bool) {
+	jid, _, arrived, name, ok = splitArrayClaim(f)
+	return jid, arrived, name, ok
+}
+
+func splitArrayClaim(f string) (jid string, members []string, arrived time.Time, name string, ok bool) {
 	rest, ok := strings.CutPrefix(f, claimPrefix)
 	if !ok {
-		return "", time.Time{}, "", false
+		return "", nil, time.Time{}, "", false
 	}
 	parts := strings.SplitN(rest, ".", 3)
-	if len(parts) != 3 || !ValidJID(parts[0]) || parts[2] == "" {
-		return "", time.Time{}, "", false
+	if len(parts) != 3 || parts[2] == "" {
+		return "", nil, time.Time{}, "", false
+	}
+	jid, reserved, isArray := strings.Cut(parts[0], "+")
+	if !ValidJID(jid) {
+		return "", nil, time.Time{}, "", false
+	}
+	if isArray {
+		first, last, _ := strings.Cut(reserved, "-")
+		a, ok1 := JIDNumber(first)
+		b, ok2 := JIDNumber(last)
+		if !ok1 || !ok2 || b < a || b-a >= MaxArrayJobs {
+			return "", nil, time.Time{}, "", false
+		}
+		members = make([]string, 0, b-a+2)
+		members = append(members, jid)
+		for n := a; n <= b; n++ {
+			members = append(members, FormatJID(n))
+		}
 	}
 	ns, err := strconv.ParseInt(parts[1], 10, 64)
 	if err != nil {
-		return "", time.Time{}, "", false
+		return "", nil, time.Time{}, "", false
 	}
-	return parts[0], time.Unix(0, ns).UTC(), parts[2], true
+	return jid, members, time.Unix(0, ns).UTC(), parts[2], true
+}
+
+// claimJIDs are the JIDs a claim file holds: its own, and an array's
+// reserved members.
+func claimJIDs(f string) []string {
+	jid, members, _, _, ok := splitArrayClaim(f)
+	switch {
+	case !ok:
+		return nil
+	case members != nil:
+		return members
+	}
+	return []string{jid}
 }
 
 // loadClaim reads a claim through readUntrusted: the one read of the bytes
@@ -425,11 +498,11 @@ func splitClaim(f string) (jid string, arrived time.Time, name string, ok bool) 
 // not an error (see RecoverClaims). The error wraps ErrNotFound if the
 // claim is gone.
 func (s *Spool) loadClaim(file string) (*Claim, error) {
-	jid, arrived, name, ok := splitClaim(file)
+	jid, members, arrived, name, ok := splitArrayClaim(file)
 	if !ok {
 		return nil, fmt.Errorf("spool: claim: bad claim file %q", file)
 	}
-	c := &Claim{JID: jid, Name: name, ArrivedAt: arrived, file: file}
+	c := &Claim{JID: jid, Name: name, ArrivedAt: arrived, Members: members, file: file}
 	u, err := readUntrusted(s.tmp, file, s.JobFileLimit())
 	var ue *untrustedError
 	switch {

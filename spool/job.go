@@ -48,6 +48,17 @@ type Job struct {
 	// components map to clusters (RequestUnordered when empty).
 	Components []int  `yaml:"components,omitempty"`
 	Request    string `yaml:"request,omitempty"`
+	// Array makes one submission many jobs (ParseArray: "1-100%10",
+	// "1,3,5-9"): init gives each index a job of its own, with
+	// MSCHED_ARRAY_INDEX, and sched runs at most the limit after % of them
+	// at once. A member keeps the field, for sched's limit.
+	Array string `yaml:"array,omitempty"`
+	// After and AfterOK are dependencies, JIDs in any form ParseJID reads
+	// (written back canonical): the job waits until every job of After has
+	// ended, however it ended, and every job of AfterOK has exited with
+	// status 0; sched rejects it if one of AfterOK ended otherwise.
+	After   []string `yaml:"after,omitempty"`
+	AfterOK []string `yaml:"afterok,omitempty"`
 
 	// Written by the daemons. A submission that sets any of these is rejected.
 	JID  string `yaml:"jid,omitempty"`
@@ -62,6 +73,15 @@ type Job struct {
 	Run             *RunInfo  `yaml:"run,omitempty"`
 	Reason          string    `yaml:"reason,omitempty"` // why rejected (or why a finished job failed)
 	CancelRequested bool      `yaml:"cancel_requested,omitempty"`
+	// ArrayJob and ArrayIndex are an array member's: the array's JID (its
+	// first member's) and the member's index, written by init.
+	ArrayJob   string `yaml:"array_job,omitempty"`
+	ArrayIndex *int   `yaml:"array_index,omitempty"`
+	// Pending says why sched holds the job back from the policy, while it
+	// does ("waiting for J000010"): see PendingReason, which also tells an
+	// array member held by its array's limit. Written by sched, in
+	// queued/ only.
+	Pending string `yaml:"pending,omitempty"`
 	// Original holds the submitted bytes, verbatim, when init rejected the
 	// submission (unparseable or invalid). Such a job file is a wrapper: it
 	// has no request of its own, only daemon sections and this. Bytes that

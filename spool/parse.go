@@ -239,6 +239,7 @@ func parse(name string, data []byte, submission bool) (*Job, error) {
 		pe.keepFirst()
 		return nil, pe
 	}
+	canonicalDeps(&j)
 	return &j, nil
 }
 

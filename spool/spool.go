@@ -282,6 +282,7 @@ func (s *Spool) Find(jid string) (State, *Job, error) {
 		if perr != nil { // it will be rejected; show what init will record
 			j = c.Rejection(perr.Error())
 		}
+		j.JID = jid // an array member the claim has reserved, not yet queued
 		return Submitted, j, nil
 	} else if !errors.Is(err, ErrNotFound) {
 		return "", nil, err

@@ -31,7 +31,14 @@ func (s *Spool) CheckSubmission(name string, data []byte) (*Job, error) {
 	if max := s.JobFileLimit(); int64(len(data)) > max {
 		return nil, &ParseError{File: name, Problems: []Problem{{Msg: sizeWhy(int64(len(data)), max, false)}}}
 	}
-	return ParseSubmission(name, data)
+	j, err := ParseSubmission(name, data)
+	if err != nil {
+		return nil, err
+	}
+	if p := arrayBytesProblem(j, len(data)); p != nil {
+		return nil, &ParseError{File: name, Problems: []Problem{*p}}
+	}
+	return j, nil
 }
 
 // SubmitAs is Submit for a file owned by uid: the web page resubmitting a

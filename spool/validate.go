@@ -228,6 +228,7 @@ func validateRequest(j *Job, doc *yaml.Node) []Problem {
 		}
 	}
 	ps = append(ps, validateComponents(j, doc)...)
+	ps = append(ps, validateArrayDeps(j, doc)...)
 	if _, seq := lookupKV(doc, "mail"); seq != nil {
 		if seq.Kind != yaml.SequenceNode {
 			bad(lineOf(doc, "mail"), "mail", "want a list of begin, end and fail, such as [begin, end]")
@@ -336,6 +337,7 @@ func submitterProblems(j *Job, doc *yaml.Node) []Problem {
 		{"jid", j.JID != ""}, {"user", j.User != ""}, {"uid", j.UID != nil}, {"submitted_at", !j.SubmittedAt.IsZero()},
 		{"history", len(j.History) > 0}, {"schedule", j.Schedule != nil}, {"run", j.Run != nil},
 		{"reason", j.Reason != ""}, {"cancel_requested", j.CancelRequested}, {"original", j.Original != ""},
+		{"array_job", j.ArrayJob != ""}, {"array_index", j.ArrayIndex != nil}, {"pending", j.Pending != ""},
 	} {
 		if f.set || lookup(doc, f.key) != nil {
 			ps = append(ps, Problem{lineOf(doc, f.key), f.key, "set by msched, not by the submitter"})
