@@ -97,7 +97,7 @@ func (sc *initScan) recoverClaims(ctx context.Context, now time.Time) {
 			sc.log.Info("recovered claim", "jid", c.JID, "file", c.Name)
 		}
 		batch := sc.sp.Batch()
-		errs = append(errs, each(claims[:n], func(c *spool.Claim) error { return judge(batch, c, sc.log) }), batch.Commit())
+		errs = append(errs, each(claims[:n], func(c *spool.Claim) error { return judge(sc.sp, batch, c, sc.log) }), batch.Commit())
 		claims = claims[n:]
 	}
 	if err := errors.Join(errs...); err != nil && ctx.Err() == nil {
@@ -216,7 +216,7 @@ func (sc *initScan) scan(ctx context.Context) (time.Time, error) {
 			}
 		}
 		batch := sc.sp.Batch()
-		failed = append(failed, each(claims, func(c *spool.Claim) error { return judge(batch, c, sc.log) }), batch.Commit())
+		failed = append(failed, each(claims, func(c *spool.Claim) error { return judge(sc.sp, batch, c, sc.log) }), batch.Commit())
 	}
 	err = errors.Join(failed...)
 	if err != nil && sc.recoverAt.IsZero() {
@@ -251,18 +251,17 @@ func (sc *initScan) claimFailed(name string, e spool.Entry, err error, now time.
 // spool.MaxJobFile) while sharing fsyncs across a burst.
 const initBatch = 64
 
-// mover is a spool view or a batch of its moves.
-type mover interface {
-	Move(j *spool.Job, from, to spool.State, note string) error
-}
-
 // judge moves a claimed submission to queued/ or, if it does not parse or
-// is invalid, to rejected/ with the reason. A claim whose move fails stays
-// in tmp/ and is judged again at the next start (RecoverClaims).
-func judge(sp mover, c *spool.Claim, log *slog.Logger) error {
+// is invalid, to rejected/ with the reason. An array submission (array:)
+// becomes its members, each queued as a job of its own (judgeArray). A
+// claim whose move fails stays in tmp/ and is judged again (recoverClaims).
+func judge(sp *spool.Spool, batch *spool.Batch, c *spool.Claim, log *slog.Logger) error {
 	j, err := c.Job()
+	if err == nil && j.Array != "" {
+		return judgeArray(sp, batch, c, j, log)
+	}
 	if err == nil {
-		if err := sp.Move(j, spool.Submitted, spool.Queued, ""); err != nil {
+		if err := batch.Move(j, spool.Submitted, spool.Queued, ""); err != nil {
 			return fmt.Errorf("daemons: init: %s: %w", c.JID, err)
 		}
 		log.Info("queued", "jid", j.JID, "file", c.Name, "user", j.User)
@@ -274,7 +273,7 @@ func judge(sp mover, c *spool.Claim, log *slog.Logger) error {
 		reason = pe.Detail() // one problem per line, without the package prefix
 	}
 	r := c.Rejection(reason)
-	if err := sp.Move(r, spool.Submitted, spool.Rejected, "invalid submission"); err != nil {
+	if err := batch.Move(r, spool.Submitted, spool.Rejected, "invalid submission"); err != nil {
 		return fmt.Errorf("daemons: init: %s: %w", c.JID, err)
 	}
 	if c.Refused != "" {
@@ -282,5 +281,31 @@ func judge(sp mover, c *spool.Claim, log *slog.Logger) error {
 		return nil
 	}
 	log.Info("rejected", "jid", r.JID, "file", c.Name, "user", c.User, "reason", reason)
+	return nil
+}
+
+// judgeArray queues an array submission as its members: their JIDs are
+// reserved in the claim first (spool.ReserveArray: the claim's own JID is
+// the first member's, and the array's), then each member is a batched
+// move of its own (spool.Batch.QueueArray), and the claim goes at the
+// batch's Commit, once all are durable. A claim judged again after a
+// crash keeps its JIDs and writes only the members not yet written. The
+// submission was checked as any other (its array: and the bound on its
+// members' bytes: Claim.Job), so this fails only for the spool's reasons
+// (no JIDs, a full disk), and is tried again.
+func judgeArray(sp *spool.Spool, batch *spool.Batch, c *spool.Claim, j *spool.Job, log *slog.Logger) error {
+	a, err := spool.ParseArray(j.Array)
+	if err != nil { // Claim.Job checked it
+		return fmt.Errorf("daemons: init: %s: %w", c.JID, err)
+	}
+	if err := sp.ReserveArray(c, len(a.Indexes)); err != nil {
+		return fmt.Errorf("daemons: init: %w", err)
+	}
+	queued, err := batch.QueueArray(c, j)
+	if err != nil {
+		return fmt.Errorf("daemons: init: %w", err)
+	}
+	log.Info("queued array", "jid", c.JID, "file", c.Name, "user", j.User, "array", j.Array,
+		"members", len(c.Members), "queued", len(queued), "last", c.Members[len(c.Members)-1])
 	return nil
 }

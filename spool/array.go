@@ -215,8 +215,8 @@ func arrayBytesProblem(j *Job, size int) *Problem {
 		return nil // validate said so
 	}
 	if total := int64(len(a.Indexes)) * int64(size); total > MaxArrayBytes {
-		return &Problem{Field: "array", Msg: fmt.Sprintf("%d members of a %d-byte job file are %s of job files, over the limit of %s: make the job file smaller (its long lists in a file it reads), or the array",
-			len(a.Indexes), size, humanBytes(total), humanBytes(MaxArrayBytes))}
+		return &Problem{Field: "array", Msg: fmt.Sprintf("%d members of a %d-byte job file are %.1f MiB of job files, over the limit of %s: make the job file smaller (its long lists in a file it reads), or the array",
+			len(a.Indexes), size, float64(total)/(1<<20), humanBytes(MaxArrayBytes))}
 	}
 	return nil
 }
