@@ -15,6 +15,7 @@ import (
 	"msched/atomicfile"
 	"msched/hoststat"
 	"msched/policy"
+	"msched/profiler"
 	"msched/spool"
 	"msched/workload"
 )
@@ -56,6 +57,7 @@ type Sched struct {
 	loads     map[string]float64
 	loadsRead time.Time
 	admitted  map[string]time.Time         // jobs the policy reads, since when (admitAfter)
+	sources   *profiler.Sources            // where each job's latest prediction came from
 	down      map[string]hoststat.DownInfo // hosts down at the last cycle (db/health/)
 	clusters  int                          // clusters among Hosts
 }
@@ -103,6 +105,7 @@ func (d *Sched) Run(ctx context.Context) error {
 	d.cache = d.sp.NewCache()
 	d.log = d.logger("sched")
 	d.path = policy.Decider{Policy: d.Policy}
+	d.sources = &profiler.Sources{}
 	log := d.log
 	if err := d.recover(); err != nil {
 		return err
@@ -272,7 +275,9 @@ func (d *Sched) cycle(ctx context.Context) (bool, error) {
 // (planMoves). read are the jobs of snap's queue, and evict the jobs in
 // scheduling/ the policy no longer reads.
 func (d *Sched) decide(ctx context.Context, now time.Time, snap policy.Snapshot, read []waitingJob, evict []string) (policy.Decision, movesOut, error) {
-	dec, err := d.path.Decide(ctx, snap)
+	// The predictor records where each prediction came from in d.sources,
+	// which the context carries through the policy (profiler.WithSources).
+	dec, err := d.path.Decide(profiler.WithSources(ctx, d.sources), snap)
 	if err != nil {
 		return dec, movesOut{}, fmt.Errorf("daemons: sched: policy %s: %w", d.PolicyName, err)
 	}
@@ -286,9 +291,20 @@ func (d *Sched) decide(ctx context.Context, now time.Time, snap policy.Snapshot,
 		}
 	}
 	out := planMoves(movesIn{Now: now, Policy: d.PolicyName, Read: read, Evict: evict,
-		Plan: dec.Plan, Faults: dec.Faults, Admitted: d.admitted, Window: d.Policy.Reads() > 0})
+		Plan: dec.Plan, Faults: dec.Faults, Admitted: d.admitted, Window: d.Policy.Reads() > 0,
+		EstimateSource: d.estimateSource})
 	d.admitted = out.Admitted
 	return dec, out, nil
+}
+
+// estimateSource says where the prediction of job came from, for its
+// schedule; "" when the predictor did not say (one that records no
+// source, or a source forgotten).
+func (d *Sched) estimateSource(job string) string {
+	if s, ok := d.sources.Source(job); ok {
+		return s.String()
+	}
+	return ""
 }
 
 // reads says how many waiting jobs p reads, for the log.
@@ -573,11 +589,10 @@ func QueuedJob(j *spool.Job, hosts int) policy.QueuedJob {
 	}
 	q := policy.QueuedJob{ID: j.JID, Name: j.Name, Submit: j.SubmittedAt, Min: min, Max: max,
 		Estimate: time.Duration(j.Walltime), User: j.User}
-	if len(j.Command) > 0 {
-		// The profiler's category, spelt as the accounting log spells it
-		// (daemons.Record.Executable), so history and queries meet.
-		q.Executable = j.Command[0]
-	}
+	// The profiler's category (argv[0], and what a shell or an interpreter
+	// runs), as its feed takes it from the accounting log, so that history
+	// and queries meet.
+	q.Executable = profiler.Category(j.Command)
 	if j.Hosts != nil {
 		q.Arch, q.Cluster = j.Hosts.Arch, j.Hosts.Cluster
 	}
@@ -592,8 +607,17 @@ func QueuedJob(j *spool.Job, hosts int) policy.QueuedJob {
 	return q
 }
 
-// hostLoads returns the latest recorded load of each host, re-read from
-// the stats store every statsRefresh.
+// LoadMaxAge bounds the age of the load sample a host's predictions are
+// multiplied by (a model's 1 + load): the one-minute load average of a
+// sample older than this says little of the host now (the stats daemon
+// samples every stats.interval, 5 min by default), and a host without a
+// sample that recent is taken as unloaded. This machine's own hosts are
+// sampled by sched itself, every statsRefresh.
+const LoadMaxAge = time.Minute
+
+// hostLoads returns each host's load, re-read every statsRefresh: this
+// machine's hosts from /proc (hoststat.Local), the others from the stats
+// store's latest sample when it is at most LoadMaxAge old.
 func (d *Sched) hostLoads(now time.Time) map[string]float64 {
 	if d.StatsDir == "" {
 		return nil
@@ -604,18 +628,30 @@ func (d *Sched) hostLoads(now time.Time) map[string]float64 {
 	d.loadsRead = now
 	latest, err := hoststat.ReadLatest(d.StatsDir)
 	if err != nil {
-		d.log.Warn("cannot read host stats; taking hosts as unloaded", "err", err)
-		return d.loads
+		d.log.Warn("cannot read host stats; taking remote hosts as unloaded", "err", err)
 	}
-	d.loads = make(map[string]float64, len(latest))
-	for h, s := range latest {
+	var local *hoststat.Stats
+	if slices.ContainsFunc(d.Hosts, hoststat.Host.IsLocal) {
+		if s, err := hoststat.Local(); err == nil {
+			local = &s
+		}
+	}
+	d.loads = make(map[string]float64, len(d.Hosts))
+	for _, h := range d.Hosts {
+		s, ok := latest[h.Name]
+		if h.IsLocal() && local != nil {
+			s, ok = *local, true
+		}
+		if !ok || now.Sub(s.Time) > LoadMaxAge {
+			continue
+		}
 		// Load average counts every runnable process, ours included; a
 		// host's share is its load spread over its CPUs.
 		l := s.Load1
 		if s.NCPU > 0 {
 			l /= float64(s.NCPU)
 		}
-		d.loads[h] = l
+		d.loads[h.Name] = l
 	}
 	return d.loads
 }

@@ -43,6 +43,9 @@ type movesIn struct {
 	// would only cost a rewrite each, and queued/ already holds exactly
 	// the jobs it reads.
 	Window bool
+	// EstimateSource says where a job's prediction came from
+	// (spool.Schedule.EstimateSource); nil: not known.
+	EstimateSource func(job string) string
 }
 
 // jobMove is one job file to move.
@@ -113,9 +116,13 @@ func planMoves(in movesIn) movesOut {
 		if !ok {
 			continue
 		}
+		sch := &spool.Schedule{Hosts: pl.Hosts, PredictedSeconds: pl.Predicted.Seconds(), DecidedAt: in.Now, Policy: in.Policy, Why: pl.Why}
+		if in.EstimateSource != nil {
+			sch.EstimateSource = in.EstimateSource(pl.Job)
+		}
 		out.Moves = append(out.Moves, jobMove{JID: pl.Job, From: st, To: spool.Runnable,
 			Note:      fmt.Sprintf("placed by %s on %s, predicted %s", in.Policy, strings.Join(pl.Hosts, ","), roundDur(pl.Predicted)),
-			Schedule:  &spool.Schedule{Hosts: pl.Hosts, PredictedSeconds: pl.Predicted.Seconds(), DecidedAt: in.Now, Policy: in.Policy, Why: pl.Why},
+			Schedule:  sch,
 			Placement: pl})
 	}
 	for _, w := range in.Read {

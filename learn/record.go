@@ -21,10 +21,14 @@ import (
 
 // Record is what learning reads of one accounting record (daemons.Record).
 type Record struct {
-	JID              string    `json:"jid"`
-	Name             string    `json:"name,omitempty"`
-	User             string    `json:"user,omitempty"`
-	Executable       string    `json:"executable,omitempty"`
+	JID        string `json:"jid"`
+	Name       string `json:"name,omitempty"`
+	User       string `json:"user,omitempty"`
+	Executable string `json:"executable,omitempty"`
+	// Category is the profiler's category of the job's command line
+	// (profiler.Category: argv[0], and for a shell or an interpreter what
+	// it runs); a record without one is categorised by Executable.
+	Category         string    `json:"category,omitempty"`
 	Model            string    `json:"model,omitempty"` // "": no performance model (the profiler or the walltime predicted it)
 	Hosts            []string  `json:"hosts,omitempty"`
 	EndedAt          time.Time `json:"ended_at,omitzero"`

@@ -1,7 +1,10 @@
 // Package profiler is Gibbons' historical application profiler ("A
 // Historical Application Profiler for Use by Parallel Schedulers", MSc
 // thesis, Toronto 1997, ch. 4; SEEDS.md §2): it predicts a job's run time
-// from the run times of earlier jobs of the same executable and user.
+// from the run times of earlier jobs of the same executable and user. The
+// "executable" is a command line's Category: argv[0], and for a shell or
+// an interpreter also what it runs (sh -c TEXT, python3 train.py), so that
+// every shell job does not share one history.
 //
 // # What is kept
 //
@@ -40,5 +43,8 @@
 // job once, even across restarts; the simulator observes jobs as they end
 // (sim's --estimate profiler). Model and Predictor put the profiler where
 // performance models go: a job without a model is predicted as the top of
-// its interval, Mean + HalfWidth.
+// its interval, Mean + HalfWidth, under the rule of Predictor (the
+// walltime caps every prediction, and only the user's own history of the
+// command predicts below it), which records where each prediction came
+// from (Source, Sources).
 package profiler

@@ -41,15 +41,23 @@ func (e Estimate) Upper() float64 { return e.Mean + e.HalfWidth }
 // before the job has.) An empty exe is unknown and is estimated from the
 // system. ok is false only when the profiler has seen no run.
 func (p *Profiler) Estimate(exe, user string, procs int, attained float64) (Estimate, bool) {
+	return p.EstimateUpTo(exe, user, procs, attained, LevelSystem)
+}
+
+// EstimateUpTo is Estimate with the levels tried stopping at coarsest:
+// LevelUser asks for the history of this executable (category) by this
+// user only, LevelExecutable also by every user; ok is false when those
+// levels hold too few runs for an estimate.
+func (p *Profiler) EstimateUpTo(exe, user string, procs int, attained float64, coarsest Level) (Estimate, bool) {
 	procs = max(procs, 1)
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	if attained > 0 {
-		if e, ok := p.estimateLocked(exe, user, procs, attained); ok {
+		if e, ok := p.estimateLocked(exe, user, procs, attained, coarsest); ok {
 			return e, true
 		}
 	}
-	e, ok := p.estimateLocked(exe, user, procs, 0)
+	e, ok := p.estimateLocked(exe, user, procs, 0, coarsest)
 	if !ok {
 		return e, false
 	}
@@ -60,9 +68,12 @@ func (p *Profiler) Estimate(exe, user string, procs int, attained float64) (Esti
 	return e, true
 }
 
-func (p *Profiler) estimateLocked(exe, user string, procs int, attained float64) (Estimate, bool) {
+func (p *Profiler) estimateLocked(exe, user string, procs int, attained float64, coarsest Level) (Estimate, bool) {
 	pb := ProcBin(procs)
 	for _, lv := range []Level{LevelUser, LevelExecutable, LevelSystem} {
+		if lv > coarsest {
+			break
+		}
 		if exe == "" && lv != LevelSystem {
 			continue // an unknown executable is no category of its own
 		}

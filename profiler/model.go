@@ -4,10 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"msched/models"
-	"msched/policy"
 )
 
 // ErrNoHistory is returned by the profiler's Model when it has seen no run
@@ -41,33 +39,3 @@ func (m jobModel) Predict(_ context.Context, s models.Scenario) (float64, error)
 
 // HostOrderIrrelevant implements models.OrderFree.
 func (jobModel) HostOrderIrrelevant() bool { return true }
-
-// Predictor answers a policy for the jobs its Next predictor cannot: a job
-// that Next predicts (one with a performance model) keeps Next's answer;
-// any other is predicted as the profiler's Mean + HalfWidth for its
-// Executable (else its Name) and User on the hosts asked about. With no
-// history either, the answer is 0 and the policy falls back to the job's
-// own Estimate.
-type Predictor struct {
-	Profiler *Profiler
-	Next     policy.Predictor // nil: the profiler answers every job
-}
-
-// Predict implements policy.Predictor.
-func (pr Predictor) Predict(ctx context.Context, job *policy.QueuedJob, hosts []policy.Host) (time.Duration, error) {
-	if pr.Next != nil {
-		d, err := pr.Next.Predict(ctx, job, hosts)
-		if err != nil || d > 0 {
-			return d, err
-		}
-	}
-	exe := job.Executable
-	if exe == "" {
-		exe = job.Name
-	}
-	e, ok := pr.Profiler.Estimate(exe, job.User, max(len(hosts), 1), 0)
-	if !ok {
-		return 0, nil
-	}
-	return time.Duration(e.Upper() * float64(time.Second)), nil
-}
