@@ -143,6 +143,58 @@ func TestPlanGA_ChoosesFastHosts(t *testing.T) {
 	}
 }
 
+// When jobs have been ending at a third of their predicted run times,
+// "auto" picks hosts by when a job is expected to end: here the slow hosts
+// now (expected end 33 s) rather than the fast ones after 30 s (46 s),
+// where the prediction alone picks the fast ones (80 s against 100 s). The
+// reservation is still the whole predicted run.
+func TestPlanGA_LearntRatioPicksHosts(t *testing.T) {
+	hs := []Host{
+		{Name: "s0", Arch: "slow", Speed: 1}, {Name: "s1", Arch: "slow", Speed: 1},
+		{Name: "f0", Arch: "fast", Speed: 2}, {Name: "f1", Arch: "fast", Speed: 2},
+		{Name: "x0", Arch: "slow", Speed: 1},
+	}
+	for _, samples := range []int{ratioSamples - 1, ratioSamples} {
+		t.Run(fmt.Sprint(samples), func(t *testing.T) {
+			p := newPlanForTest(t, Options{})
+			now := t0
+			// Jobs predicted to run 90 s on x0, each gone after 30 s.
+			for i := range samples + 1 {
+				s := Snapshot{Now: now, Hosts: slices.Clone(hs)}
+				if i < samples {
+					s.Running = []RunningJob{{ID: fmt.Sprint("R", i), Hosts: []string{"x0"}, Start: now, End: now.Add(90 * time.Second)}}
+				}
+				if _, err := p.Plan(context.Background(), s); err != nil {
+					t.Fatal(err)
+				}
+				now = now.Add(30 * time.Second)
+			}
+			want := 90 * time.Second
+			if samples == ratioSamples {
+				want = 30 * time.Second
+			}
+			if got := time.Duration(p.expected(int64(90 * time.Second))); (got - want).Abs() > time.Millisecond {
+				t.Fatalf("%d samples: expected(90s) = %v, want %v", samples, got, want)
+			}
+			s := Snapshot{Now: now, Hosts: slices.Clone(hs), Queue: []QueuedJob{job("J", -10, 2, 2, 100*time.Second)},
+				Running: []RunningJob{{ID: "B", Hosts: []string{"f0", "f1", "x0"}, Start: now, End: now.Add(30 * time.Second)}}}
+			s.Queue[0].Submit = now.Add(-time.Second)
+			s.Queue[0].Arch = ""
+			pl, err := p.Plan(context.Background(), s)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if faults := Check(s, pl); len(faults) > 0 {
+				t.Fatal(faults)
+			}
+			slow := len(pl.StartNow) == 1 && pl.StartNow[0].Hosts[0][0] == 's' && pl.StartNow[0].Predicted == 100*time.Second
+			if want := samples == ratioSamples; slow != want {
+				t.Errorf("%d samples: plan %+v; want the slow hosts now: %v", samples, pl, want)
+			}
+		})
+	}
+}
+
 // The objective names are checked.
 func TestPlanGA_UnknownObjective(t *testing.T) {
 	if _, err := New("ga-plan", Options{Plan: PlanOptions{Objective: "makespan"}}); err == nil {
