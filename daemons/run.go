@@ -447,6 +447,9 @@ func (r *runner) spec(j *spool.Job) launch.Spec {
 	if j.Schedule != nil {
 		s.Hosts = j.Schedule.Hosts
 	}
+	if j.ArrayJob != "" && j.ArrayIndex != nil {
+		s.ArrayJob, s.ArrayIndex = j.ArrayJob, *j.ArrayIndex
+	}
 	if s.Stdout == "" {
 		s.Stdout = out
 	}

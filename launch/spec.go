@@ -32,8 +32,9 @@ const DefaultPath = "/usr/local/bin:/usr/bin:/bin"
 //   - then Env, whose entries replace any of the above;
 //   - then MSCHED_JID, MSCHED_HOSTS (Hosts, comma-separated),
 //     MSCHED_NHOSTS, for a co-allocated job MSCHED_COMPONENTS and
-//     MSCHED_CLUSTERS (see Components), and MSCHED_HOSTFILE (the host
-//     file's path), which Env cannot override.
+//     MSCHED_CLUSTERS (see Components), for an array member
+//     MSCHED_ARRAY_JOB_ID and MSCHED_ARRAY_INDEX (see ArrayJob), and
+//     MSCHED_HOSTFILE (the host file's path), which Env cannot override.
 //
 // A job run through ssh (SSH set) gets, instead of the first two, the
 // remote login's environment as sshd makes it (HOME, PATH, SHELL,
@@ -64,6 +65,12 @@ type Spec struct {
 	// cluster), comma-separated, and each line of its host file ends with
 	// " # cluster=C component=K" (K from 1; a comment to mpirun).
 	Components []Component `json:"components,omitempty"`
+	// ArrayJob and ArrayIndex, for a member of a job array, are the
+	// array's JID and the member's index: the job gets them as
+	// MSCHED_ARRAY_JOB_ID and MSCHED_ARRAY_INDEX. ArrayJob "": not an
+	// array member.
+	ArrayJob   string `json:"array_job,omitempty"`
+	ArrayIndex int    `json:"array_index,omitempty"`
 	// Identity is the user the job runs as; nil: the shepherd's own user.
 	// A local job's process gets its uid, gid and groups (the shepherd must
 	// be root for another uid); the job's output files are opened with its
@@ -296,6 +303,9 @@ func (s Spec) mschedEnv(hostfile string) []string {
 			sizes[k], clusters[k] = strconv.Itoa(c.Hosts), c.Cluster
 		}
 		env = append(env, "MSCHED_COMPONENTS="+strings.Join(sizes, ","), "MSCHED_CLUSTERS="+strings.Join(clusters, ","))
+	}
+	if s.ArrayJob != "" {
+		env = append(env, "MSCHED_ARRAY_JOB_ID="+s.ArrayJob, "MSCHED_ARRAY_INDEX="+strconv.Itoa(s.ArrayIndex))
 	}
 	if hostfile != "" {
 		env = append(env, "MSCHED_HOSTFILE="+hostfile)
