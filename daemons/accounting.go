@@ -1,7 +1,9 @@
 package daemons
 
 import (
+	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -409,4 +411,75 @@ func swfLine(j *spool.Job, r Record, a *accounting) string {
 func (a *accounting) close() {
 	a.swf.close()
 	a.jsonl.close()
+}
+
+// ReadRecords calls fn with every record of the accounting log in db (a
+// spool's db/), oldest first: the rotated generations that are there
+// (accounting.jsonl.N … .1, see retention.go), then the live log; it stops
+// when fn returns false. A JID in two generations (a rotation copies into
+// the new log the records of jobs still in the spool) is given once, from
+// the older. Lines that hold no whole record (ParseRecordLine) are skipped.
+// A rotation while it reads may make it miss the records of the last
+// moments before it; read again for those.
+func ReadRecords(ctx context.Context, db string, fn func(Record) bool) error {
+	path := filepath.Join(db, AccountingJSONL)
+	gens := 0
+	for gens < maxGenerations && fileExists(path+"."+strconv.Itoa(gens+1)) {
+		gens++
+	}
+	files := make([]string, 0, gens+1)
+	for i := gens; i >= 1; i-- {
+		files = append(files, path+"."+strconv.Itoa(i))
+	}
+	files = append(files, path)
+	seen := map[string]bool{}
+	for _, file := range files {
+		more, err := readRecordFile(ctx, file, func(r Record) bool {
+			if seen[r.JID] {
+				return true
+			}
+			seen[r.JID] = true
+			return fn(r)
+		})
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxGenerations bounds the rotated logs ReadRecords looks for, far above
+// any retention.accounting_keep in use.
+const maxGenerations = 1000
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// readRecordFile calls fn with each record of one log file (none if it is
+// missing); more is false when fn stopped it.
+func readRecordFile(ctx context.Context, path string, fn func(Record) bool) (more bool, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return true, nil
+	} else if err != nil {
+		return false, fmt.Errorf("daemons: accounting: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	for n := 1; ; n++ {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		line, err := readLine(r)
+		if rec, ok := ParseRecordLine(line); ok && !fn(rec) {
+			return false, nil
+		}
+		if err == io.EOF {
+			return true, nil
+		} else if err != nil {
+			return false, fmt.Errorf("daemons: accounting: %s: %w", path, err)
+		}
+	}
 }
