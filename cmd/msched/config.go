@@ -2,12 +2,17 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"math"
+	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/spf13/cast"
 	"github.com/spf13/viper"
 
 	"msched/daemons"
@@ -33,7 +38,7 @@ var configKeys = []configKey{
 	{"hosts", "", "hosts file (YAML list of name, arch, cluster, address); \"\": <spool>/db/hosts.yaml, written by the first `msched up` with this machine's CPUs"},
 	{"models", "", "directory of performance model files (*.yaml); \"\": <spool>/models, where the first `msched up` copies the examples' models"},
 	{"hardware", "", "hardware database (architecture speeds); \"\": the built-in one (models/hardware.yaml)"},
-	{"policy", "ga-plan", "scheduling policy: ga-plan (schedule-based GA over the whole queue), ga-xms (the MS paper's XMS cost), ga-ms (makespan), easy, easy-fast, conservative, lwf, fcfs, … (msched simulate --help lists them)"},
+	{"policy", "ga-plan", "scheduling policy, one of " + strings.Join(policy.Names(), ", ") + ": ga-plan is the schedule-based GA over the whole queue, ga-xms and ga-ms the MS paper's GA (XMS cost, makespan) over ga.window jobs; README's Policies say what each does"},
 	{"ga.population", 60, "individuals in the live GA population (the paper's 60)"},
 	{"ga.window", 20, "waiting jobs the GA policies (and fifo, greedy) read, oldest first, in scheduling/; the rest wait in queued/ (the other policies read the whole queue)"},
 	{"ga.max_jumps", 7, "times a job may be overtaken by later jobs before it must be placed next (FPFS's MaxJumps)"},
@@ -164,28 +169,127 @@ type config struct {
 	Retention    daemons.Retention // retention.*
 }
 
+// envName is the environment variable that sets key: MSCHED_GA_WINDOW for
+// ga.window (the replacer loadConfig gives viper).
+func envName(key string) string {
+	return "MSCHED_" + strings.ToUpper(strings.NewReplacer(".", "_", "-", "_").Replace(key))
+}
+
+// fromEnv is the value of key's environment variable when it sets key
+// (viper takes an empty variable as unset).
+func fromEnv(key string) (string, bool) {
+	s := os.Getenv(envName(key))
+	return s, s != ""
+}
+
+// keyError is an error about key's value that says where the value came
+// from: the variable and its value as written when the environment set
+// it, else the configuration file.
+func keyError(v *viper.Viper, key string, err error) error {
+	if s, ok := fromEnv(key); ok {
+		return fmt.Errorf("config: %s=%q: %s: %w", envName(key), s, key, err)
+	}
+	if f := v.ConfigFileUsed(); f != "" && v.InConfig(key) {
+		return fmt.Errorf("config %s: %s: %w", f, key, err)
+	}
+	return fmt.Errorf("config: %s: %w", key, err)
+}
+
+// checkEnv checks, before anything reads them, the MSCHED_* variables that
+// set a number or a switch, on the string as written: viper's GetInt takes
+// "abc" (and "1e3") as 0, which a later check would report as "must be ≥ 1,
+// got 0", naming neither the variable nor what it said.
+func checkEnv(v *viper.Viper) error {
+	for _, k := range configKeys {
+		s, ok := fromEnv(k.Key)
+		if !ok {
+			continue
+		}
+		var err error
+		switch k.Default.(type) {
+		case int, int64:
+			if _, perr := strconv.ParseInt(s, 10, 64); perr != nil {
+				err = fmt.Errorf("%s is not a whole number", s)
+			}
+		case float64:
+			if f, perr := strconv.ParseFloat(s, 64); perr != nil || math.IsNaN(f) || math.IsInf(f, 0) {
+				err = fmt.Errorf("%s is not a number", s)
+			}
+		case bool:
+			if _, perr := strconv.ParseBool(s); perr != nil {
+				err = fmt.Errorf("%s is not true or false", s)
+			}
+		}
+		if err != nil {
+			return keyError(v, k.Key, err)
+		}
+	}
+	return nil
+}
+
+// intKey is key's value as a whole number, read from the value as given
+// rather than through GetInt, which takes what it cannot read as 0.
+func intKey(v *viper.Viper, key string) (int64, error) {
+	switch x := v.Get(key).(type) {
+	case string:
+		n, err := strconv.ParseInt(strings.TrimSpace(x), 10, 64)
+		if err != nil {
+			return 0, keyError(v, key, fmt.Errorf("%q is not a whole number", x))
+		}
+		return n, nil
+	case nil:
+		return 0, nil
+	default:
+		f, err := cast.ToFloat64E(x)
+		if err != nil || f != math.Trunc(f) {
+			return 0, keyError(v, key, fmt.Errorf("%v is not a whole number", x))
+		}
+		return int64(f), nil
+	}
+}
+
 // readConfig reads and checks every key.
 func readConfig(v *viper.Viper) (config, error) {
+	if err := checkEnv(v); err != nil {
+		return config{}, err
+	}
+	c, err := readKeys(v)
+	if err != nil {
+		return c, blameEnv(v, err)
+	}
+	return c, nil
+}
+
+// blameEnv rewrites an error "config: KEY: …" about a key that an MSCHED_*
+// variable set (the range checks of readKeys, readLearning, readMail) to
+// name the variable and its value.
+func blameEnv(v *viper.Viper, err error) error {
+	msg := err.Error()
+	for _, k := range configKeys {
+		if rest, ok := strings.CutPrefix(msg, "config: "+k.Key+": "); ok {
+			if _, set := fromEnv(k.Key); set {
+				return keyError(v, k.Key, errors.New(rest))
+			}
+		}
+	}
+	return err
+}
+
+// readKeys reads every key and checks its value.
+func readKeys(v *viper.Viper) (config, error) {
 	c := config{
 		Spool:        v.GetString("spool"),
 		HostsFile:    v.GetString("hosts"),
 		ModelsDir:    v.GetString("models"),
 		HardwareFile: v.GetString("hardware"),
 		Policy:       v.GetString("policy"),
-		Population:   v.GetInt("ga.population"),
-		Window:       v.GetInt("ga.window"),
-		MaxJumps:     v.GetInt("ga.max_jumps"),
-		Stall:        v.GetInt("ga.stall"),
 		LocalSearch:  v.GetFloat64("ga.local_search"),
 		Seed:         v.GetInt64("ga.seed"),
 		Plan: policy.PlanOptions{
 			Objective:  v.GetString("plan.objective"),
 			IdleWeight: v.GetFloat64("plan.idle_weight"),
-			Population: v.GetInt("plan.population"),
-			Stall:      v.GetInt("plan.stall"),
 		},
 		MaxJobBytes: v.GetInt64("init.max_job_bytes"),
-		MaxAttempts: v.GetInt("run.max_attempts"),
 		Web:         v.GetString("web.addr"),
 		RunPath:     v.GetString("run.path"),
 		SSH: launch.SSHConfig{
@@ -228,11 +332,27 @@ func readConfig(v *viper.Viper) (config, error) {
 	}
 	for _, n := range []struct {
 		key string
-		v   int
-	}{{"ga.population", c.Population}, {"ga.window", c.Window}, {"plan.population", c.Plan.Population}, {"run.max_attempts", c.MaxAttempts}} {
-		if n.v < 1 {
-			return c, fmt.Errorf("config: %s: must be ≥ 1, got %d", n.key, n.v)
+		dst *int
+		min int64
+	}{
+		{"ga.population", &c.Population, 1}, {"ga.window", &c.Window, 1}, {"plan.population", &c.Plan.Population, 1},
+		{"run.max_attempts", &c.MaxAttempts, 1}, {"ga.max_jumps", &c.MaxJumps, math.MinInt32},
+		{"ga.stall", &c.Stall, math.MinInt32}, {"plan.stall", &c.Plan.Stall, math.MinInt32},
+	} {
+		x, err := intKey(v, n.key)
+		if err != nil {
+			return c, err
 		}
+		switch {
+		case x < n.min && n.min == 1:
+			return c, keyError(v, n.key, fmt.Errorf("must be ≥ 1, got %d", x))
+		case x < n.min || x > math.MaxInt32:
+			return c, keyError(v, n.key, fmt.Errorf("%d is out of range", x))
+		}
+		*n.dst = int(x)
+	}
+	if !slices.Contains(policy.Names(), c.Policy) {
+		return c, keyError(v, "policy", fmt.Errorf("%q is not one of %s", c.Policy, strings.Join(policy.Names(), ", ")))
 	}
 	if !(c.LocalSearch >= 0 && c.LocalSearch <= 1) {
 		return c, fmt.Errorf("config: ga.local_search: a share of offspring, 0 to 1, got %g", c.LocalSearch)

@@ -4,18 +4,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
-	"gopkg.in/yaml.v3"
 
 	"msched/daemons"
 	"msched/hoststat"
@@ -23,10 +19,14 @@ import (
 	"msched/spool"
 )
 
+// openSpool opens the spool loadConfig found; one that is not there is
+// exitNotFound, with where msched looked and how to make one.
 func openSpool(v *viper.Viper) (*spool.Spool, error) {
 	sp, err := spool.Open(v.GetString("spool"))
-	if err != nil {
-		return nil, fmt.Errorf("%w (`msched up` creates a spool; --spool names another)", err)
+	if isNoSpool(err) {
+		return nil, noSpool(v, err)
+	} else if err != nil {
+		return nil, spoolHint(err)
 	}
 	if err := sp.SetMaxJobFile(v.GetInt64("init.max_job_bytes")); err != nil {
 		return nil, fmt.Errorf("config: init.max_job_bytes: %w", err)
@@ -143,225 +143,6 @@ func submitHosts(v *viper.Viper) ([]policy.Host, error) {
 	return out, nil
 }
 
-func newCancelCmd(v *viper.Viper) *cobra.Command {
-	return &cobra.Command{
-		Use:   "cancel JID",
-		Short: "Ask the daemons to cancel a job",
-		Long: `cancel writes a request into control/. A job that has not started is rejected
-with reason "cancelled"; a running job's process group gets SIGTERM (SIGKILL
-after run.kill_grace) and the job is reported with its partial output. Only the
-job's owner or root may cancel it.`,
-		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := openSpool(v)
-			if err != nil {
-				return err
-			}
-			st, j, err := sp.Find(args[0])
-			if errors.Is(err, spool.ErrNotFound) {
-				return fmt.Errorf("no job %s in the spool (a finished job's report is in %s)", args[0], sp.Path(spool.DirReports))
-			} else if err != nil {
-				return err
-			}
-			if st == spool.Finished || st == spool.Rejected {
-				return fmt.Errorf("job %s is already %s", args[0], st)
-			}
-			// The daemons would refuse it (and log the attempt); say so now.
-			if err := (spool.Control{Kind: spool.Cancel, JID: j.JID, UID: os.Geteuid()}).Allowed(j); err != nil {
-				return err
-			}
-			if err := sp.RequestCancel(args[0]); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s: cancel requested (job is %s)\n", args[0], st)
-			return nil
-		},
-	}
-}
-
-// jobRow is one line of `msched status`.
-type jobRow struct {
-	JID       string    `json:"jid,omitempty"`
-	File      string    `json:"file,omitempty"` // the ticket, in submitted/
-	State     string    `json:"state"`
-	Name      string    `json:"name,omitempty"`
-	User      string    `json:"user,omitempty"`
-	Hosts     []string  `json:"hosts,omitempty"`
-	Request   string    `json:"request,omitempty"`
-	Submitted time.Time `json:"submitted_at,omitzero"`
-	Started   time.Time `json:"started_at,omitzero"`
-	Attempts  int       `json:"attempts,omitempty"`
-	Reason    string    `json:"reason,omitempty"`
-}
-
-func newStatusCmd(v *viper.Viper) *cobra.Command {
-	var asJSON bool
-	cmd := &cobra.Command{
-		Use:   "status [JID]",
-		Short: "Show all jobs by state, or one job's file and history",
-		Long: `Without a JID, status lists every job in the spool by state (submitted,
-queued, scheduling, runnable, running, finished, exited, rejected). With a JID
-it prints that job's state and its whole job file (request, schedule, run,
-history); a job that has left the spool is shown by its report.`,
-		Args: cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := openSpool(v)
-			if err != nil {
-				return err
-			}
-			if len(args) == 1 {
-				return showJob(cmd.OutOrStdout(), sp, args[0], asJSON)
-			}
-			return listJobs(cmd.OutOrStdout(), sp, asJSON)
-		},
-	}
-	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
-	return cmd
-}
-
-func listJobs(w io.Writer, sp *spool.Spool, asJSON bool) error {
-	var rows []jobRow
-	for _, st := range spool.States {
-		es, err := sp.List(st)
-		if err != nil {
-			return err
-		}
-		for _, e := range es {
-			r := jobRow{State: string(st)}
-			if st == spool.Submitted {
-				r.File = e.Name
-				r.Submitted = e.ModTime.UTC()
-			} else {
-				r.JID = e.Name
-			}
-			j, err := sp.Read(st, e.Name)
-			if errors.Is(err, spool.ErrNotFound) {
-				continue // moved on since List
-			} else if err != nil {
-				r.Reason = "unreadable: " + err.Error()
-				rows = append(rows, r)
-				continue
-			}
-			r.Name, r.User, r.Reason = j.Name, j.User, j.Reason
-			if !j.SubmittedAt.IsZero() {
-				r.Submitted = j.SubmittedAt
-			}
-			if min, max := j.HostRange(); min == max {
-				r.Request = fmt.Sprint(min)
-			} else if max == 0 {
-				r.Request = fmt.Sprintf("%d..", min)
-			} else {
-				r.Request = fmt.Sprintf("%d..%d", min, max)
-			}
-			if j.Schedule != nil {
-				r.Hosts = j.Schedule.Hosts
-			}
-			if j.Run != nil {
-				r.Started, r.Attempts = j.Run.StartedAt, j.Run.Attempts
-			}
-			rows = append(rows, r)
-		}
-	}
-	health, err := sp.Health(time.Now())
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		if rows == nil {
-			rows = []jobRow{}
-		}
-		ds := make([]daemonRow, len(health))
-		for i, h := range health {
-			ds[i] = daemonRow{Daemon: h.Daemon, State: h.State}
-			if h.Beat != nil {
-				ds[i].PID, ds[i].Host, ds[i].LastBeat = h.Beat.PID, h.Beat.Host, h.Beat.At
-			}
-		}
-		return json.NewEncoder(w).Encode(map[string]any{"daemons": ds, "jobs": rows})
-	}
-	writeHealth(w, health)
-	if len(rows) == 0 {
-		_, err := fmt.Fprintln(w, "no jobs in the spool")
-		return err
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "STATE\tJID\tNAME\tUSER\tHOSTS\tSUBMITTED\tNOTE")
-	for _, r := range rows {
-		id, hosts := r.JID, r.Request
-		if id == "" {
-			id = "(" + r.File + ")"
-		}
-		if len(r.Hosts) > 0 {
-			hosts = strings.Join(r.Hosts, ",")
-		}
-		note := r.Reason
-		if note == "" && !r.Started.IsZero() {
-			note = "started " + r.Started.Local().Format("15:04:05")
-		}
-		if r.Attempts > 1 {
-			note += fmt.Sprintf(" (attempt %d)", r.Attempts)
-		}
-		if i := strings.IndexByte(note, '\n'); i >= 0 {
-			note = note[:i] + " …"
-		}
-		sub := ""
-		if !r.Submitted.IsZero() {
-			sub = r.Submitted.Local().Format("2006-01-02 15:04:05")
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.State, id, r.Name, r.User, hosts, sub, note)
-	}
-	return tw.Flush()
-}
-
-func showJob(w io.Writer, sp *spool.Spool, jid string, asJSON bool) error {
-	st, j, err := sp.Find(jid)
-	if errors.Is(err, spool.ErrNotFound) {
-		// Reaped: the report is what is left.
-		report := filepath.Join(sp.Path(spool.DirReports), jid+".txt")
-		b, rerr := os.ReadFile(report)
-		if errors.Is(rerr, fs.ErrPermission) {
-			return fmt.Errorf("permission denied: %s belongs to %s; its report %s is for its owner only", jid, fileOwner(report), report)
-		} else if rerr != nil {
-			return fmt.Errorf("no job %s in the spool and no report %s", jid, report)
-		}
-		if asJSON {
-			return json.NewEncoder(w).Encode(map[string]any{"jid": jid, "state": "reported", "report_file": report, "report": string(b)})
-		}
-		fmt.Fprintf(w, "%s: reported (%s)\n\n", jid, report)
-		_, err := w.Write(b)
-		return err
-	} else if err != nil {
-		return err
-	}
-	data, err := j.Marshal()
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		var m map[string]any
-		if err := yaml.Unmarshal(data, &m); err != nil {
-			return err
-		}
-		return json.NewEncoder(w).Encode(map[string]any{"jid": jid, "state": st, "job": m})
-	}
-	fmt.Fprintf(w, "%s: %s\n\n", jid, st)
-	_, err = w.Write(data)
-	return err
-}
-
-// fileOwner names the owner of path, for messages; "someone else" if it
-// cannot be examined.
-func fileOwner(path string) string {
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return "someone else"
-	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-		return spool.UserName(int(st.Uid))
-	}
-	return "someone else"
-}
-
 // hostRow is one line of `msched hosts`.
 type hostRow struct {
 	hoststat.Host
@@ -419,14 +200,14 @@ table. The nodes of a Slurm cluster show as such in the CLUSTER column.`,
 				return json.NewEncoder(w).Encode(map[string]any{"hosts": rows})
 			}
 			tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "NAME\tSTATE\tARCH\tCLUSTER\tADDRESS\tLOAD(1,5,15)\tUPTIME\tUSER IDLE\tSAMPLED")
+			fmt.Fprintln(tw, "NAME\tSTATE\tARCH\tCLUSTER\tADDRESS\tLOAD(1,5,15)\tUPTIME\tUSER IDLE\tSAMPLED (UTC)")
 			now := time.Now()
 			var reasons []string
 			for _, r := range rows {
 				state, cluster := r.State, r.Cluster
 				if d := r.Down; d != nil {
 					state = "down " + now.Sub(d.Since).Round(time.Second).String()
-					reasons = append(reasons, fmt.Sprintf("%s: down since %s: %s", r.Name, d.Since.Local().Format(time.DateTime), d.Reason))
+					reasons = append(reasons, fmt.Sprintf("%s: down since %s: %s", r.Name, clock(d.Since), d.Reason))
 				}
 				if r.Kind == hoststat.KindSlurm {
 					cluster += " (Slurm)"
@@ -440,7 +221,7 @@ table. The nodes of a Slurm cluster show as such in the CLUSTER column.`,
 					} else {
 						idle = "no user"
 					}
-					at = s.Time.Local().Format("2006-01-02 15:04:05")
+					at = tableTime(s.Time)
 				}
 				addr := r.Address
 				if addr == "" {
@@ -459,35 +240,4 @@ table. The nodes of a Slurm cluster show as such in the CLUSTER column.`,
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	return cmd
-}
-
-// daemonRow is one daemon's health in status --json.
-type daemonRow struct {
-	Daemon   string    `json:"daemon"`
-	State    string    `json:"state"`
-	PID      int       `json:"pid,omitempty"`
-	Host     string    `json:"host,omitempty"`
-	LastBeat time.Time `json:"last_beat,omitzero"`
-}
-
-// writeHealth prints the daemons' health on one line, and a warning for
-// each that is not up: jobs do not move past it.
-func writeHealth(w io.Writer, hs []spool.Health) {
-	parts := make([]string, len(hs))
-	for i, h := range hs {
-		parts[i] = h.Daemon + " " + h.State
-	}
-	fmt.Fprintf(w, "daemons: %s\n", strings.Join(parts, ", "))
-	for _, h := range hs {
-		if h.State == spool.HealthUp {
-			continue
-		}
-		why := map[string]string{
-			spool.HealthStale:   "no heartbeat for " + h.Age.Round(time.Second).String() + " (hung, or its host is down)",
-			spool.HealthDown:    "its process is gone",
-			spool.HealthStopped: "stopped",
-			spool.HealthNever:   "never started on this spool",
-		}[h.State]
-		fmt.Fprintf(w, "warning: %s is %s: %s; jobs do not move past it\n", h.Daemon, h.State, why)
-	}
 }

@@ -5,7 +5,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"os"
 	"os/signal"
 	"syscall"
@@ -27,9 +26,8 @@ func main() {
 		// (a server may pass query words), answer one request.
 		root.SetArgs([]string{"cgi"})
 	}
-	if err := root.ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "msched:", err)
+	if code := execute(ctx, root); code != exitOK {
 		stop()
-		os.Exit(exitCode(err))
+		os.Exit(code)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/viper"
 
 	"msched/hoststat"
+	"msched/models"
 	"msched/spool"
 )
 
@@ -42,15 +43,27 @@ Later runs leave all of these as they are.`,
 			if err != nil {
 				return err
 			}
-			if err := prepare(cmd.OutOrStdout(), cfg); err != nil {
+			out := cmd.OutOrStdout()
+			named, _ := cmd.Flags().GetString("config")
+			if err := prepare(out, cfg, named); err != nil {
 				return err
 			}
+			if cfg.Web != "off" && cfg.Web != "" {
+				say(out, "web", "http://"+cfg.Web+"/", "")
+			}
+			fmt.Fprintln(out, "  submit:  msched submit examples/jobs/sleep.yaml")
 			sys, err := openSystem(cfg, slog.Default())
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "msched: running init, sched, run, reaper and stats on %d hosts; Ctrl-C stops them, SIGHUP reloads the configuration and hosts\n", len(sys.hosts))
-			stopWeb := startWeb(cmd.Context(), cmd.OutOrStdout(), sys, v)
+			// Whatever can be checked before the daemons start is, so
+			// that "running" is not followed by a daemon's failure.
+			if err := preflight(cfg, v); err != nil {
+				sys.close()
+				return err
+			}
+			fmt.Fprintf(out, "msched: running init, sched, run, reaper and stats on %d hosts; Ctrl-C stops them, SIGHUP reloads the configuration and hosts\n", len(sys.hosts))
+			stopWeb := startWeb(cmd.Context(), out, sys, v)
 			defer stopWeb()
 			return serveDaemons(cmd.Context(), v, sys, daemonNames)
 		},
@@ -62,30 +75,61 @@ Later runs leave all of these as they are.`,
 	return cmd
 }
 
+// preflight checks what the daemons would find wrong only once started:
+// the hardware database and the model files load (sched's), and the status
+// page's host names are valid. The configuration's values (readConfig) and
+// the hosts file (openSystem) are checked before it.
+func preflight(cfg config, v *viper.Viper) error {
+	hw, err := cfg.hardware()
+	if err != nil {
+		return fmt.Errorf("config: hardware: %w", err)
+	}
+	lib, err := models.LoadDir(cfg.ModelsDir, hw)
+	if err != nil {
+		return fmt.Errorf("config: models %s: %w", cfg.ModelsDir, err)
+	}
+	lib.Close()
+	if cfg.Web != "off" && cfg.Web != "" {
+		if _, err := webHosts(v, cfg.Web); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// say prints one line of what prepare made or found: what, where, a note.
+func say(w io.Writer, what, path, note string) {
+	fmt.Fprintf(w, "  %-8s %s%s\n", what+":", path, note)
+}
+
 // prepare creates, on the first run, the spool, the config file, the hosts
-// file and the models directory, and prints where each is.
-func prepare(w io.Writer, cfg config) error {
+// file and the models directory, and prints where each is: `msched up` on
+// its first run, and `msched create`. The config file is <spool>/msched.yaml,
+// unless named (--config): a named file is the user's, and is not written.
+func prepare(w io.Writer, cfg config, named string) error {
 	_, statErr := os.Stat(filepath.Join(cfg.Spool, string(spool.Submitted)))
 	sp, err := spool.Create(cfg.Spool)
 	if err != nil {
 		return err
 	}
-	say := func(what, path, note string) { fmt.Fprintf(w, "  %-8s %s%s\n", what+":", path, note) }
 	state := ""
 	if statErr != nil {
 		state = " (created)"
 	}
 	fmt.Fprintf(w, "msched: spool %s%s\n", sp.Root(), state)
 
-	conf := filepath.Join(sp.Root(), "msched.yaml")
 	note := ""
-	if _, err := os.Stat(conf); errors.Is(err, fs.ErrNotExist) {
-		if err := spool.WriteAtomic(sp.Root(), "msched.yaml", defaultConfigFile()); err != nil {
-			return err
+	conf := named
+	if conf == "" {
+		conf = filepath.Join(sp.Root(), "msched.yaml")
+		if _, err := os.Stat(conf); errors.Is(err, fs.ErrNotExist) {
+			if err := spool.WriteAtomic(sp.Root(), "msched.yaml", defaultConfigFile()); err != nil {
+				return err
+			}
+			note = " (created: every key at its default)"
 		}
-		note = " (created: every key at its default)"
 	}
-	say("config", conf, note)
+	say(w, "config", conf, note)
 
 	hostsFile, _ := filepath.Abs(cfg.HostsFile)
 	note = ""
@@ -99,25 +143,21 @@ func prepare(w io.Writer, cfg config) error {
 		}
 		note = fmt.Sprintf(" (created: this machine's %d CPUs, one host per CPU slot)", len(hs))
 	}
-	say("hosts", hostsFile, note)
+	say(w, "hosts", hostsFile, note)
 
-	models, _ := filepath.Abs(cfg.ModelsDir)
+	modelsDir, _ := filepath.Abs(cfg.ModelsDir)
 	note = ""
-	if _, err := os.Stat(models); errors.Is(err, fs.ErrNotExist) {
-		if err := installModels(models); err != nil {
+	if _, err := os.Stat(modelsDir); errors.Is(err, fs.ErrNotExist) {
+		if err := installModels(modelsDir); err != nil {
 			return err
 		}
-		names, _ := filepath.Glob(filepath.Join(models, "*.yaml"))
+		names, _ := filepath.Glob(filepath.Join(modelsDir, "*.yaml"))
 		for i := range names {
 			names[i] = strings.TrimSuffix(filepath.Base(names[i]), ".yaml")
 		}
 		note = " (created: example models " + strings.Join(names, ", ") + ")"
 	}
-	say("models", models, note)
-	say("reports", sp.Path(spool.DirReports), "")
-	if cfg.Web != "off" && cfg.Web != "" {
-		say("web", "http://"+cfg.Web+"/", "")
-	}
-	fmt.Fprintln(w, "  submit:  msched submit examples/jobs/sleep.yaml")
+	say(w, "models", modelsDir, note)
+	say(w, "reports", sp.Path(spool.DirReports), "")
 	return nil
 }
