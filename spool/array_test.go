@@ -77,7 +77,6 @@ func TestParse_ArrayAndDependencies(t *testing.T) {
 		{"command: [a]\nafterok:\n  - 10\n  - ten\n", `job.yaml:4: afterok[1]: "ten" is not a job id`},
 		{"command: [a]\narray_job: J000001\n", "job.yaml:2: array_job: set by msched"},
 		{"command: [a]\narray_index: 3\n", "job.yaml:2: array_index: set by msched"},
-		{"command: [a]\npending: x\n", "job.yaml:2: pending: set by msched"},
 	} {
 		if _, err := ParseSubmission("job.yaml", []byte(tc.data)); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: %v\nwant %s", tc.data, err, tc.want)
@@ -248,5 +247,34 @@ func TestArray_RecoveryWritesTheMissingMembersOnce(t *testing.T) {
 	}
 	if left, _ := s.ClaimedJIDs(); len(left) != 0 {
 		t.Errorf("claims left: %v", left)
+	}
+}
+
+// HeldReason reads what sched published: a job held for its dependencies
+// by its JID, an array member held by its array's limit from the first
+// member held on.
+func TestPublished_HeldReason(t *testing.T) {
+	p := &PublishedSchedule{Held: []PublishedHold{
+		{Reason: "waiting for J000003", JIDs: []string{"J000010", "J000011"}},
+		{Reason: "array J000020: 2 of its jobs running, at most 2 at once", ArrayJob: "J000020", From: "J000023"},
+	}}
+	member := func(jid string) *Job { return &Job{JID: jid, ArrayJob: "J000020"} }
+	for _, tc := range []struct {
+		j    *Job
+		want string
+	}{
+		{&Job{JID: "J000010"}, "waiting for J000003"},
+		{&Job{JID: "J000012"}, ""},
+		{member("J000022"), ""},
+		{member("J000023"), "array J000020: 2 of its jobs running, at most 2 at once"},
+		{member("J000100"), "array J000020: 2 of its jobs running, at most 2 at once"},
+		{&Job{JID: "J000030", ArrayJob: "J000029"}, ""},
+	} {
+		if got := p.HeldReason(tc.j); got != tc.want {
+			t.Errorf("HeldReason(%s of %q) = %q, want %q", tc.j.JID, tc.j.ArrayJob, got, tc.want)
+		}
+	}
+	if (*PublishedSchedule)(nil).HeldReason(&Job{JID: "J000010"}) != "" {
+		t.Error("a nil schedule holds nothing")
 	}
 }

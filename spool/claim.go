@@ -378,6 +378,31 @@ func (s *Spool) inAState(jid string) bool {
 	return false
 }
 
+// StateOf says which daemon-owned state directory holds jid, looking at
+// each with lstat(2) only (no read), twice in opposite orders as inAState
+// does, so that a job moving on while it looks is not missed; false if
+// none does (the job is claimed, reaped, or no job).
+func (s *Spool) StateOf(jid string) (State, bool) {
+	if !ValidJID(jid) {
+		return "", false
+	}
+	in := func(st State) bool {
+		_, err := os.Lstat(filepath.Join(s.Dir(st), jid))
+		return err == nil
+	}
+	for _, st := range States[1:] {
+		if in(st) {
+			return st, true
+		}
+	}
+	for i := len(States) - 1; i >= 1; i-- {
+		if in(States[i]) {
+			return States[i], true
+		}
+	}
+	return "", false
+}
+
 func (s *Spool) claimFiles() ([]string, error) {
 	es, err := os.ReadDir(s.tmp)
 	if err != nil {

@@ -167,6 +167,25 @@ func (s *Spool) NextJIDs(n int) ([]string, error) {
 	return jids, nil
 }
 
+// LastJID is the number of the last JID allocated (0: none yet), read
+// without the counter's lock: every JID above it is still to be given. A
+// spool without a counter answers with the highest JID it holds, as
+// NextJIDs would resume from.
+func (s *Spool) LastJID() (int64, error) {
+	b, err := os.ReadFile(filepath.Join(s.root, DirDB, jidFile))
+	switch {
+	case err == nil:
+		n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("spool: jid: counter is damaged (%q)", Clip(string(b), maxQuoted))
+		}
+		return n, nil
+	case os.IsNotExist(err):
+		return s.highestJID()
+	}
+	return 0, fmt.Errorf("spool: jid: %w", err)
+}
+
 // highestJID scans the daemon-owned state directories and claims for the largest JID.
 func (s *Spool) highestJID() (int64, error) {
 	var max int64

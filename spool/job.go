@@ -77,11 +77,6 @@ type Job struct {
 	// first member's) and the member's index, written by init.
 	ArrayJob   string `yaml:"array_job,omitempty"`
 	ArrayIndex *int   `yaml:"array_index,omitempty"`
-	// Pending says why sched holds the job back from the policy, while it
-	// does ("waiting for J000010"): see PendingReason, which also tells an
-	// array member held by its array's limit. Written by sched, in
-	// queued/ only.
-	Pending string `yaml:"pending,omitempty"`
 	// Original holds the submitted bytes, verbatim, when init rejected the
 	// submission (unparseable or invalid). Such a job file is a wrapper: it
 	// has no request of its own, only daemon sections and this. Bytes that

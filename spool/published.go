@@ -1,6 +1,9 @@
 package spool
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // ScheduleFile is the schedule the sched daemon publishes in db/ after
 // every decision, for the status page and `msched status`: the one file of
@@ -14,6 +17,42 @@ type PublishedSchedule struct {
 	Policy      string          `json:"policy"`
 	Hosts       []PublishedHost `json:"hosts"`
 	Jobs        []PublishedJob  `json:"jobs"`
+	// Held are the waiting jobs sched holds back from its policy, with
+	// why: read them with HeldReason.
+	Held []PublishedHold `json:"held,omitempty"`
+}
+
+// PublishedHold is one reason sched holds waiting jobs back from its
+// policy, and which jobs: those of JIDs (waiting for their dependencies),
+// or, for an array at its limit of members running at once (ArrayJob),
+// every waiting member of the array from From on, in JID order (sched lets
+// the lowest-numbered members go first).
+type PublishedHold struct {
+	Reason   string   `json:"reason"`
+	JIDs     []string `json:"jids,omitempty"`
+	ArrayJob string   `json:"array_job,omitempty"`
+	From     string   `json:"from,omitempty"`
+}
+
+// HeldReason is why sched holds j back, as it last published ("waiting
+// for J000010", "array J000012: 10 of its jobs running, at most 10 at
+// once"), or "" if it does not: the pending reason of a job waiting in
+// queued/ or scheduling/ that its hosts do not explain. p may be nil.
+func (p *PublishedSchedule) HeldReason(j *Job) string {
+	if p == nil || j == nil {
+		return ""
+	}
+	for _, h := range p.Held {
+		if h.ArrayJob == "" && slices.Contains(h.JIDs, j.JID) {
+			return h.Reason
+		}
+	}
+	for _, h := range p.Held {
+		if h.ArrayJob != "" && h.ArrayJob == j.ArrayJob && !JIDLess(j.JID, h.From) {
+			return h.Reason
+		}
+	}
+	return ""
 }
 
 // PublishedHost is one host of the published schedule.

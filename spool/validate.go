@@ -337,7 +337,7 @@ func submitterProblems(j *Job, doc *yaml.Node) []Problem {
 		{"jid", j.JID != ""}, {"user", j.User != ""}, {"uid", j.UID != nil}, {"submitted_at", !j.SubmittedAt.IsZero()},
 		{"history", len(j.History) > 0}, {"schedule", j.Schedule != nil}, {"run", j.Run != nil},
 		{"reason", j.Reason != ""}, {"cancel_requested", j.CancelRequested}, {"original", j.Original != ""},
-		{"array_job", j.ArrayJob != ""}, {"array_index", j.ArrayIndex != nil}, {"pending", j.Pending != ""},
+		{"array_job", j.ArrayJob != ""}, {"array_index", j.ArrayIndex != nil},
 	} {
 		if f.set || lookup(doc, f.key) != nil {
 			ps = append(ps, Problem{lineOf(doc, f.key), f.key, "set by msched, not by the submitter"})
