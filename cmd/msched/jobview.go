@@ -277,10 +277,15 @@ func newWaitInfo(plan *spool.PublishedSchedule, health []spool.Health) waitInfo 
 // down is why daemon d does not move jobs on, or "" when it is up (or its
 // health is not known).
 func (w waitInfo) down(d string) string {
-	if st, ok := w.health[d]; ok && st != spool.HealthUp {
-		return d + " is " + st
+	switch w.health[d] {
+	case spool.HealthNever:
+		return d + " has never run on this spool"
+	case spool.HealthStale:
+		return d + " is not answering"
+	case spool.HealthDown, spool.HealthStopped:
+		return d + " is " + w.health[d]
 	}
-	return ""
+	return "" // up, or not known
 }
 
 // explain sets v's pending reason and expected start, for a job waiting in
