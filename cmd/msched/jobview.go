@@ -314,6 +314,8 @@ func (w waitInfo) explain(v *jobView, st spool.State, j *spool.Job) {
 		}
 	case w.down("sched") != "":
 		reason = w.down("sched") + ": nothing is scheduled"
+	case w.plan.HeldReason(j) != "":
+		reason = w.plan.HeldReason(j) // a dependency, an array's limit
 	case planned && p.State == "planned":
 		reason = "waiting for hosts " + strings.Join(p.Hosts, ",")
 	case planned:

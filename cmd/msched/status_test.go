@@ -160,10 +160,11 @@ func TestStatus_PendingReasonAndExpectedStart(t *testing.T) {
 	now := time.Now().UTC()
 	put(t, sp, spool.Queued, queuedJob(1, "planned", "alice", 1001, now.Add(-time.Minute)))
 	put(t, sp, spool.Queued, queuedJob(2, "unplanned", "alice", 1001, now.Add(-time.Minute)))
+	put(t, sp, spool.Queued, queuedJob(3, "held", "alice", 1001, now.Add(-time.Minute)))
 	start := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
 	plan := spool.PublishedSchedule{GeneratedAt: now, Policy: "easy", Jobs: []spool.PublishedJob{
 		{JID: "J000001", State: "planned", Hosts: []string{"h1", "h2"}, Start: start, End: start.Add(time.Hour), PredictedSeconds: 3600},
-	}}
+	}, Held: []spool.PublishedHold{{Reason: "waiting for J000001", JIDs: []string{"J000003"}}}}
 	b, _ := json.Marshal(plan)
 	if err := os.WriteFile(filepath.Join(sp.Path(spool.DirDB), spool.ScheduleFile), b, 0o644); err != nil {
 		t.Fatal(err)
@@ -172,7 +173,7 @@ func TestStatus_PendingReasonAndExpectedStart(t *testing.T) {
 	// sched has never run: nothing is scheduled, whatever the old plan says.
 	out, _, _ := cli(t, sp, "status", "--json")
 	var st statusJSON
-	if err := json.Unmarshal([]byte(out), &st); err != nil || len(st.Jobs) != 2 {
+	if err := json.Unmarshal([]byte(out), &st); err != nil || len(st.Jobs) != 3 {
 		t.Fatalf("status --json: %v %q", err, out)
 	}
 	if r := st.Jobs[1].PendingReason; r != "sched has never run on this spool: nothing is scheduled" {
@@ -184,7 +185,7 @@ func TestStatus_PendingReasonAndExpectedStart(t *testing.T) {
 	}
 	out, _, _ = cli(t, sp, "status", "--json")
 	st = statusJSON{}
-	if err := json.Unmarshal([]byte(out), &st); err != nil || len(st.Jobs) != 2 {
+	if err := json.Unmarshal([]byte(out), &st); err != nil || len(st.Jobs) != 3 {
 		t.Fatalf("status --json: %v %q", err, out)
 	}
 	if j := st.Jobs[0]; j.PendingReason != "waiting for hosts h1,h2" || !j.ExpectedStart.Equal(start) {
@@ -192,6 +193,9 @@ func TestStatus_PendingReasonAndExpectedStart(t *testing.T) {
 	}
 	if j := st.Jobs[1]; !strings.HasPrefix(j.PendingReason, "not in easy's plan") || !j.ExpectedStart.IsZero() {
 		t.Errorf("unplanned job: pending %q, expected start %v", j.PendingReason, j.ExpectedStart)
+	}
+	if j := st.Jobs[2]; j.PendingReason != "waiting for J000001" {
+		t.Errorf("held job (a dependency): pending %q; want sched's reason", j.PendingReason)
 	}
 	if !strings.Contains(out, `"pending_reason":"waiting for hosts h1,h2","expected_start":"2031-05-06T07:08:09Z"`) {
 		t.Errorf("the JSON keys: %s", out)
