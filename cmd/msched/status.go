@@ -164,6 +164,7 @@ func listJobs(w io.Writer, sp *spool.Spool, f jobFilter, asJSON bool) error {
 				continue
 			}
 			r := viewJob(st, j)
+			r.setClock(now)
 			if st == spool.Submitted && r.SubmittedAt.IsZero() {
 				r.SubmittedAt = utc(e.ModTime)
 			}
@@ -305,6 +306,7 @@ func showJob(ctx context.Context, w io.Writer, sp *spool.Spool, why waitInfo, ji
 	st, j, err := sp.Find(jid)
 	if err == nil {
 		v := viewJob(st, j)
+		v.setClock(time.Now())
 		why.explain(&v, st, j)
 		if asJSON {
 			return v, nil

@@ -330,4 +330,7 @@ func TestStatus_TimesAreUTC(t *testing.T) {
 	if !strings.Contains(out, `"submitted_at":"2026-01-02T03:04:05Z"`) || !strings.Contains(out, `"started_at":"2026-01-02T04:04:05Z"`) {
 		t.Errorf("status --json times not in UTC: %s", out)
 	}
+	if !strings.Contains(out, `"elapsed_seconds":`) {
+		t.Errorf("status --json: a running job without its clock: %s", out)
+	}
 }
