@@ -4,11 +4,19 @@ import (
 	"math"
 	"slices"
 	"strings"
+	"time"
 )
 
 // NoModel names the predictions of jobs without a performance model (the
 // profiler's, or the walltime's) in accuracy tables.
 const NoModel = "(none)"
+
+// PercentFloor is the shortest actual run time whose prediction error is
+// given as a percentage. Below it a percentage says nothing (a job of a
+// millisecond predicted 9 s is +886627.6 %, and one such job swamps the
+// mean of a hundred): the error is given in seconds instead. 10 s, the
+// bound under which bounded slowdown counts a job as 10 s long.
+const PercentFloor = 10 * time.Second
 
 // Key is a model on an architecture: what a correction applies to.
 type Key struct {
@@ -62,9 +70,13 @@ type Stat struct {
 	// MeanAbsError is the mean of |predicted − actual|, seconds.
 	MeanAbsError float64 `json:"mean_abs_error_s"`
 	// MAPE is the mean of |predicted − actual| / actual, in percent, over
-	// the jobs whose actual run time is positive (PctCount of them).
+	// the jobs that ran at least PercentFloor (PctCount of them).
 	MAPE     float64 `json:"mean_abs_pct_error"`
 	PctCount int     `json:"pct_count"`
+	// ShortMeanAbsError is the mean of |predicted − actual|, seconds, over
+	// the jobs that ran less than PercentFloor (ShortCount of them).
+	ShortMeanAbsError float64 `json:"short_mean_abs_error_s"`
+	ShortCount        int     `json:"short_count"`
 }
 
 // Usable reports whether a record can measure a prediction: it completed
@@ -91,9 +103,12 @@ func Accuracy(recs []Record, archOf func(string) string) []Stat {
 		s.Count++
 		s.MeanError += pred - act
 		s.MeanAbsError += math.Abs(pred - act)
-		if act > 0 {
+		if act >= PercentFloor.Seconds() {
 			s.PctCount++
 			s.MAPE += 100 * math.Abs(pred-act) / act
+		} else {
+			s.ShortCount++
+			s.ShortMeanAbsError += math.Abs(pred - act)
 		}
 	}
 	out := make([]Stat, 0, len(acc))
@@ -102,6 +117,9 @@ func Accuracy(recs []Record, archOf func(string) string) []Stat {
 		s.MeanAbsError /= float64(s.Count)
 		if s.PctCount > 0 {
 			s.MAPE /= float64(s.PctCount)
+		}
+		if s.ShortCount > 0 {
+			s.ShortMeanAbsError /= float64(s.ShortCount)
 		}
 		out = append(out, *s)
 	}
