@@ -26,6 +26,12 @@ import (
 // notification durable (the Mailer: its queue file) before the job file
 // goes, so a crash loses none; a job reaped twice because of a crash may be
 // notified twice. The reaper also applies the Retention limits (retention.go).
+//
+// It also tells users that their jobs started: a job newly in running/
+// whose user wants that (notify.Wants: its mail: [begin], or mail.when)
+// gets a begin report (notify.RenderBegin) through the same Notifier. The
+// reaper, not the run daemon, hands it over so that the Mailer's durable
+// queue keeps its one writer, and a start waits for no queue file.
 type Reaper struct {
 	Env
 	Notifier  notify.Notifier // nil: reports are only written to files
@@ -75,8 +81,12 @@ func (d *Reaper) Run(ctx context.Context) error {
 	}
 	defer acct.close()
 	rp := &reaping{sp: sp, log: log, acct: acct, notifier: d.Notifier, retain: &retainer{Retention: d.Retention},
-		bad: map[string]bool{}}
-	d.serve(ctx, log, spool.Removable, nil, noNext(rp.scan))
+		bad: map[string]bool{}, begun: map[string]bool{}}
+	states := spool.Removable
+	if d.Notifier != nil {
+		states = append(slices.Clip(states), spool.Running) // begin reports
+	}
+	d.serve(ctx, log, states, nil, noNext(rp.scan))
 	return nil
 }
 
@@ -87,6 +97,7 @@ type reaping struct {
 	notifier  notify.Notifier
 	retain    *retainer
 	bad       map[string]bool // unreadable job files already logged
+	begun     map[string]bool // files in running/ whose begin report is dealt with
 	lastClean time.Time
 }
 
@@ -114,7 +125,7 @@ func (rp *reaping) scan(ctx context.Context) error {
 			jobs = append(jobs, j)
 		}
 	}
-	errs := []error{rp.reap(ctx, jobs)}
+	errs := []error{rp.reap(ctx, jobs), rp.begins(ctx)}
 	if err := rp.controls(); err != nil {
 		errs = append(errs, err)
 	}
@@ -184,7 +195,7 @@ func (rp *reaping) reap(ctx context.Context, jobs []*spool.Job) error {
 	// durable stays, and is reaped again (the steps above repeat harmlessly).
 	var notified []*spool.Job
 	errNotify := each(done, func(j *spool.Job) error {
-		if rp.notifier != nil {
+		if rp.notifier != nil && notify.Wants(rp.notifier, reps[j]) {
 			nctx, cancel := context.WithTimeout(ctx, NotifyTimeout)
 			defer cancel()
 			if err := rp.notifier.Notify(nctx, reps[j]); err != nil {
@@ -205,6 +216,55 @@ func (rp *reaping) reap(ctx context.Context, jobs []*spool.Job) error {
 		return nil
 	})
 	return errors.Join(errReports, errNotify, errRemove, batch.Commit())
+}
+
+// begins hands the Notifier the begin report of each job newly in
+// running/ whose user wants one. A file there is read once while it stays
+// (begun); a job that leaves running/ and comes back (re-queued and started
+// again) is handed over again, and the Mailer mails a job's begin report
+// once (its mark). A report the Notifier could not take is tried at the
+// next scan. A job that reached finished/ before a scan saw it running
+// gets its end report only.
+func (rp *reaping) begins(ctx context.Context) error {
+	if rp.notifier == nil || ctx.Err() != nil {
+		return nil
+	}
+	names, err := rp.sp.Names(spool.Running)
+	if err != nil {
+		return err
+	}
+	var errs []error
+	seen := make(map[string]bool, len(names))
+	for _, name := range names {
+		seen[name] = true
+		if rp.begun[name] {
+			continue
+		}
+		j, err := rp.sp.Read(spool.Running, name)
+		if errors.Is(err, spool.ErrNotFound) {
+			continue
+		} else if err != nil {
+			rp.begun[name] = true // the run daemon's file: it deals with it
+			continue
+		}
+		r := notify.RenderBegin(j)
+		if notify.Wants(rp.notifier, r) {
+			nctx, cancel := context.WithTimeout(ctx, NotifyTimeout)
+			err := rp.notifier.Notify(nctx, r)
+			cancel()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("daemons: reaper: begin report of %s: %w", j.JID, err))
+				continue
+			}
+		}
+		rp.begun[name] = true
+	}
+	for name := range rp.begun {
+		if !seen[name] {
+			delete(rp.begun, name)
+		}
+	}
+	return errors.Join(errs...)
 }
 
 // reportOwner says whom a report is for. A report carries the job's output

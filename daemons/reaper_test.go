@@ -100,7 +100,7 @@ func TestReaper_ReportsAccountsAndRemoves(t *testing.T) {
 	for _, want := range []string{
 		"To: alice@example.org", "Subject: msched: job " + ok + " (particles) exited with status 0",
 		"Command:     ./AppParticles -n 20000", "Hosts:       h0, h1 (2)", "Wait:        5s",
-		"Predicted:   10s", "Actual:      8s (prediction error +25.0%)", "Exit status: 0",
+		"Predicted:   10s", "Actual:      8s (prediction error +2.0 s)", "Exit status: 0",
 		"Standard output:\n\n    hello from the job\n",
 	} {
 		if !strings.Contains(report, want) {

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/mail"
+	"net/url"
 	"os"
 	"path/filepath"
 	"sort"
@@ -27,7 +28,7 @@ import (
 type MailConfig struct {
 	Host         string        // SMTP server; required
 	Port         int           // 0: 465 with TLS, 587 with StartTLS "always", else 25
-	From         string        // sender (header and envelope); "": msched@<Hostname>
+	From         string        // sender (header and envelope); "": DefaultFrom(Hostname, Domain)
 	Username     string        // "": no AUTH
 	Password     string        // AUTH password; "": read from PasswordFile
 	PasswordFile string        // file holding the password (a trailing newline is dropped)
@@ -35,7 +36,7 @@ type MailConfig struct {
 	TLS          bool          // implicit TLS from the first byte (SMTPS, port 465)
 	Timeout      time.Duration // bound on one delivery attempt, connect to QUIT; 0: DefaultMailTimeout
 	TLSConfig    *tls.Config   // nil: the system's roots, server name Host (tests set RootCAs)
-	Hostname     string        // EHLO name and Message-ID domain; "": os.Hostname()
+	Hostname     string        // EHLO name and Message-ID domain; "": FQDN()
 	Retry        Retry         // zero fields: DefaultRetry's
 	// When is when the user of a job whose file has no mail: list is
 	// mailed (mail.when): any of spool.MailBegin, MailEnd and MailFail;
@@ -173,6 +174,9 @@ func OpenMailer(cfg MailConfig, dbDir string, log *slog.Logger) (*Mailer, error)
 	if err != nil {
 		return nil, err
 	}
+	if _, domain, _ := strings.Cut(cfg.From, "@"); !qualified(strings.TrimSuffix(domain, ">")) {
+		log.Warn("the sender's domain is not fully qualified: mail servers may refuse it; set smtp.from or mail.domain", "from", cfg.From)
+	}
 	m := &Mailer{cfg: cfg, queue: filepath.Join(dbDir, MailQueueDir), fails: filepath.Join(dbDir, MailFailures),
 		log: log, kick: make(chan struct{}, 1), done: make(chan struct{}),
 		bad: map[string]bool{}, notBefore: map[string]time.Time{}}
@@ -214,15 +218,14 @@ func (c MailConfig) withDefaults() (MailConfig, error) {
 	if c.Timeout <= 0 {
 		c.Timeout = DefaultMailTimeout
 	}
+	if c.When == nil {
+		c.When = DefaultWhen
+	}
 	if c.Hostname == "" {
-		h, err := os.Hostname()
-		if err != nil || h == "" {
-			h = "localhost"
-		}
-		c.Hostname = h
+		c.Hostname = FQDN()
 	}
 	if c.From == "" {
-		c.From = "msched@" + c.Hostname
+		c.From = DefaultFrom(c.Hostname, c.Domain)
 	}
 	if _, err := mail.ParseAddress(c.From); err != nil {
 		return c, fmt.Errorf("notify: mail: from %q: %w", c.From, err)
@@ -271,13 +274,22 @@ func (r Retry) delay(n int) time.Duration {
 // logged; one whose address is malformed is recorded in MailFailures as
 // permanent, like a report the server refused.
 func (m *Mailer) Notify(_ context.Context, r Report) error {
-	if !strings.Contains(r.To, "@") {
-		m.log.Info("report not mailed: the job names no mail address", "jid", r.JID, "to", r.To)
+	if !m.Wants(r) {
+		m.log.Debug("report not mailed: neither the job's mail: nor mail.when asks for it", "jid", r.JID, "kind", r.Kind)
 		return nil
 	}
+	r.To = m.address(r.To)
+	if !strings.Contains(r.To, "@") {
+		m.log.Info("report not mailed: the job names no mail address, and mail.domain is not set", "jid", r.JID, "to", r.To)
+		return nil
+	}
+	if m.cfg.WebURL != "" {
+		r.Body = "The job's page: " + JobURL(m.cfg.WebURL, r.JID) + "\n\n" + r.Body
+	}
 	now := time.Now()
-	e := &queued{file: queueFile(r.JID), Date: now, Report: r, Next: now,
-		MessageID: fmt.Sprintf("msched.%s.%d.%s@%s", safeName(r.JID), now.UnixNano(), randHex(4), m.cfg.Hostname)}
+	key := queueKey(r)
+	e := &queued{file: key + ".json", Date: now, Report: r, Next: now,
+		MessageID: fmt.Sprintf("msched.%s.%d.%s@%s", key, now.UnixNano(), randHex(4), m.cfg.Hostname)}
 	m.mu.Lock()
 	closed := m.closed
 	m.mu.Unlock()
@@ -287,7 +299,7 @@ func (m *Mailer) Notify(_ context.Context, r Report) error {
 	// Only Notify creates a JID's file, and the delivering goroutine (or a
 	// bad address, below) marks it done before it removes it: a file or a
 	// mark seen here is this report's, handed over before.
-	for _, p := range []string{filepath.Join(m.queue, e.file), m.sentMark(r.JID)} {
+	for _, p := range []string{filepath.Join(m.queue, e.file), m.sentMark(key)} {
 		switch _, err := os.Lstat(p); {
 		case err == nil:
 			m.log.Info("report already handed over for mailing", "jid", r.JID)
@@ -303,7 +315,7 @@ func (m *Mailer) Notify(_ context.Context, r Report) error {
 		}
 		// Marked, so that a report handed over again (a reaper killed
 		// before it removed the job) is not recorded twice.
-		return m.mark(r.JID)
+		return m.mark(key)
 	}
 	if err := m.store(e); err != nil {
 		return err
@@ -315,12 +327,38 @@ func (m *Mailer) Notify(_ context.Context, r Report) error {
 	return nil
 }
 
-// queueFile is the name of a JID's file in db/mailq/.
-func queueFile(jid string) string { return safeName(jid) + ".json" }
+// Wants says whether the Mailer mails r (Chooser): by the job's mail:
+// list, else by mail.when.
+func (m *Mailer) Wants(r Report) bool { return Wanted(r, m.cfg.When) }
 
-// sentMark is the path of a JID's mark in db/mailq/sent/.
-func (m *Mailer) sentMark(jid string) string {
-	return filepath.Join(filepath.Dir(m.queue), MailSentDir, safeName(jid))
+// address is the address to mail for to, a job's notify: or its user:
+// a bare user name gets mail.domain.
+func (m *Mailer) address(to string) string {
+	if to != "" && !strings.Contains(to, "@") && m.cfg.Domain != "" {
+		return to + "@" + m.cfg.Domain
+	}
+	return to
+}
+
+// JobURL is the address of the job's page on the status page at base
+// (web.url).
+func JobURL(base, jid string) string {
+	return strings.TrimRight(base, "/") + "/jobs/" + url.PathEscape(jid)
+}
+
+// queueKey names a report in db/mailq/ (<key>.json) and in db/mailq/sent/:
+// its JID, and for a begin report JID.begin, so that a job's two reports
+// are queued, and marked done with, each once.
+func queueKey(r Report) string {
+	if r.Kind == KindBegin {
+		return safeName(r.JID) + "." + KindBegin
+	}
+	return safeName(r.JID)
+}
+
+// sentMark is the path of a report's mark in db/mailq/sent/ (key: queueKey).
+func (m *Mailer) sentMark(key string) string {
+	return filepath.Join(filepath.Dir(m.queue), MailSentDir, key)
 }
 
 // Close stops delivering; an attempt in progress is cut off and not
@@ -420,7 +458,7 @@ func (m *Mailer) scan(now time.Time) (due []*queued, next time.Time) {
 			continue
 		}
 		delete(m.bad, name)
-		if _, err := os.Lstat(m.sentMark(e.Report.JID)); err == nil {
+		if _, err := os.Lstat(m.sentMark(queueKey(e.Report))); err == nil {
 			// Marked done with, and its removal failed or was cut off by
 			// a crash: removed now, not sent again.
 			m.removeFile(e)
@@ -519,17 +557,17 @@ func (m *Mailer) sweep(cutoff time.Time) {
 // remove marks e done with and removes its queue file: a crash between
 // the two leaves both, and the report is tried again (at least once).
 func (m *Mailer) remove(e *queued) {
-	if err := m.mark(e.Report.JID); err != nil {
+	if err := m.mark(queueKey(e.Report)); err != nil {
 		// Without the mark a report handed over again is sent again.
 		m.log.Warn("mail queue: cannot mark report done", "jid", e.Report.JID, "err", err)
 	}
 	m.removeFile(e)
 }
 
-// mark leaves the mark that jid's report is done with (sent or given up),
-// durably.
-func (m *Mailer) mark(jid string) error {
-	mark := m.sentMark(jid)
+// mark leaves the mark that the report of key (queueKey) is done with
+// (sent or given up), durably.
+func (m *Mailer) mark(key string) error {
+	mark := m.sentMark(key)
 	f, err := os.OpenFile(mark, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err == nil {
 		err = f.Close()

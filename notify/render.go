@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"msched/learn"
 	"msched/spool"
 )
 
@@ -43,25 +44,65 @@ const (
 func Render(j *spool.Job, outputDir string) Report { return RenderAccuracy(j, outputDir, nil) }
 
 // ModelAccuracy is how well a performance model has predicted the jobs that
-// used it before this one (from the accounting log).
+// used it before this one (from the accounting log). A relative error means
+// nothing for a job of a second (predicted 3 s, it is +200 %, and a job of
+// a millisecond made it +886627.6 %): the jobs shorter than
+// learn.PercentFloor count in seconds instead, as bounded slowdown bounds
+// a run time from below.
 type ModelAccuracy struct {
-	Jobs            int     // earlier jobs with a prediction and a run time
-	MeanAbsErrorPct float64 // mean of |predicted − actual| / actual, in %
+	Jobs int // earlier jobs with a prediction and a run time
+	// MeanAbsErrorPct is the mean of |predicted − actual| / actual, in %,
+	// over the PctJobs of them that ran at least learn.PercentFloor.
+	MeanAbsErrorPct float64
+	PctJobs         int
+	// MeanAbsErrorShort is the mean of |predicted − actual|, in seconds,
+	// over the ShortJobs of them that ran less.
+	MeanAbsErrorShort float64
+	ShortJobs         int
+}
+
+// Observe counts one more job, predicted and actual seconds.
+func (m *ModelAccuracy) Observe(predicted, actual float64) {
+	m.Jobs++
+	abs := math.Abs(predicted - actual)
+	if actual >= learn.PercentFloor.Seconds() {
+		m.PctJobs++
+		m.MeanAbsErrorPct += (100*abs/actual - m.MeanAbsErrorPct) / float64(m.PctJobs)
+		return
+	}
+	m.ShortJobs++
+	m.MeanAbsErrorShort += (abs - m.MeanAbsErrorShort) / float64(m.ShortJobs)
+}
+
+// text says it for the report; "" when there is nothing to say.
+func (m *ModelAccuracy) text() string {
+	switch {
+	case m == nil || m.Jobs == 0:
+		return ""
+	case m.PctJobs+m.ShortJobs != m.Jobs:
+		// Counted without Observe: every job in the percentage.
+		return fmt.Sprintf("mean absolute error %.1f%% over the model's %d earlier jobs", m.MeanAbsErrorPct, m.Jobs)
+	case m.ShortJobs == 0:
+		return fmt.Sprintf("mean absolute error %.1f%% over the model's %d earlier jobs", m.MeanAbsErrorPct, m.Jobs)
+	case m.PctJobs == 0:
+		return fmt.Sprintf("mean absolute error %s over the model's %d earlier jobs (all shorter than %v)",
+			seconds(m.MeanAbsErrorShort), m.Jobs, learn.PercentFloor)
+	}
+	return fmt.Sprintf("mean absolute error %.1f%% over the model's %d earlier jobs of %v or more, %s over its %d shorter ones",
+		m.MeanAbsErrorPct, m.PctJobs, learn.PercentFloor, seconds(m.MeanAbsErrorShort), m.ShortJobs)
 }
 
 // RenderAccuracy is Render, and for a job with a performance model it also
 // says how accurate that model has been so far (acc nil: not known).
 func RenderAccuracy(j *spool.Job, outputDir string, acc *ModelAccuracy) Report {
-	r := Report{JID: j.JID, Name: j.Name, User: j.User, To: j.Notify, State: spool.Outcome(j.State())}
-	if r.To == "" {
-		r.To = j.User
-	}
+	r := Report{JID: j.JID, Name: j.Name, User: j.User, To: recipient(j), State: spool.Outcome(j.State()), Mail: j.Mail}
 	if r.State == "" {
 		r.State = spool.OutcomeExited
 		if j.Original != "" || j.Run == nil {
 			r.State = spool.OutcomeRejected
 		}
 	}
+	r.Failed = failed(j, r.State)
 	r.Subject = spool.Clip(subject(j, r.State), SubjectLimit)
 
 	var b strings.Builder
@@ -119,16 +160,18 @@ func RenderAccuracy(j *spool.Job, outputDir string, acc *ModelAccuracy) Report {
 	switch {
 	case hasPredicted && hasActual:
 		line("Predicted", "%s", dur(predicted))
-		line("Actual", "%s (prediction error %s)", dur(actual), errPercent(predicted, actual))
+		estimate(line, j)
+		line("Actual", "%s (prediction error %s)", dur(actual), PredictionError(predicted, actual))
 	case hasActual:
 		line("Actual", "%s (no prediction)", dur(actual))
 	case hasPredicted:
 		line("Predicted", "%s", dur(predicted))
+		estimate(line, j)
 	}
 	if j.Model != nil && j.Model.Name != "" {
 		line("Model", "%s", j.Model.Name)
-		if acc != nil && acc.Jobs > 0 {
-			line("Accuracy", "mean absolute error %.1f%% over the model's %d earlier jobs", acc.MeanAbsErrorPct, acc.Jobs)
+		if text := acc.text(); text != "" {
+			line("Accuracy", "%s", text)
 		}
 	}
 	if run != nil {
@@ -194,13 +237,47 @@ func Predicted(j *spool.Job) (time.Duration, bool) {
 	return time.Duration(j.Schedule.PredictedSeconds * float64(time.Second)), true
 }
 
-// errPercent is the prediction error relative to the actual run time,
-// signed: positive when the prediction was too long.
-func errPercent(predicted, actual time.Duration) string {
-	if actual <= 0 {
-		return "undefined: the job took no measurable time"
+// PredictionError is the prediction error, signed (positive when the
+// prediction was too long): relative to the actual run time for a job of
+// at least learn.PercentFloor, in seconds for a shorter one, whose
+// percentage would say nothing (+886627.6 % for a job of a millisecond
+// predicted 9 s).
+func PredictionError(predicted, actual time.Duration) string {
+	diff := predicted.Seconds() - actual.Seconds()
+	if actual < learn.PercentFloor {
+		return fmt.Sprintf("%+.1f s", diff)
 	}
-	return fmt.Sprintf("%+.1f%%", 100*(predicted.Seconds()-actual.Seconds())/actual.Seconds())
+	return fmt.Sprintf("%+.1f%%", 100*diff/actual.Seconds())
+}
+
+// seconds shows a number of seconds with one decimal.
+func seconds(s float64) string { return fmt.Sprintf("%.1f s", s) }
+
+// estimate adds the line saying where the prediction came from, when the
+// scheduler said.
+func estimate(line func(k, format string, a ...any), j *spool.Job) {
+	if j.Schedule != nil && j.Schedule.EstimateSource != "" {
+		line("Estimate", "%s", j.Schedule.EstimateSource)
+	}
+}
+
+// recipient is who is told about j: its notify address, else its user (a
+// bare name, which the Mailer completes with mail.domain).
+func recipient(j *spool.Job) string {
+	if j.Notify != "" {
+		return j.Notify
+	}
+	return j.User
+}
+
+// failed says whether j, which ended in state (an Outcome), failed in the
+// sense of mail: [fail]: it was rejected or did not exit with status 0
+// (a signal, a non-zero status, a reason such as cancelled or lost).
+func failed(j *spool.Job, state string) bool {
+	if state == spool.OutcomeRejected || j.Reason != "" || j.Run == nil || j.Run.Signal != "" {
+		return true
+	}
+	return j.Run.ExitStatus == nil || *j.Run.ExitStatus != 0
 }
 
 func subject(j *spool.Job, state string) string {
