@@ -59,6 +59,8 @@ type Sched struct {
 	admitted  map[string]time.Time         // jobs the policy reads, since when (admitAfter)
 	sources   *profiler.Sources            // where each job's latest prediction came from
 	down      map[string]hoststat.DownInfo // hosts down at the last cycle (db/health/)
+	holds     holds                        // dependencies and array limits (hold.go)
+	held      []spool.PublishedHold        // what the last cycle held back, to publish
 	clusters  int                          // clusters among Hosts
 }
 
@@ -202,10 +204,16 @@ func (d *Sched) cycle(ctx context.Context) (bool, error) {
 	if err := d.cancels(); err != nil {
 		return false, err
 	}
-	read, evict, waiting, err := d.waiting()
+	hold := d.holds.cycle(ctx, now, d.sp, d.arrayActive)
+	read, evict, waiting, err := d.waiting(hold)
 	if err != nil {
 		return false, err
 	}
+	hold.finish()
+	if hold.err != nil {
+		d.log.Warn("cannot look up dependencies; their jobs wait", "err", hold.err)
+	}
+	d.held = hold.published()
 	lap("read")
 	snap, err := d.snapshot(now, read)
 	if err != nil {
@@ -226,6 +234,11 @@ func (d *Sched) cycle(ctx context.Context) (bool, error) {
 	dec, out, err := d.decide(ctx, now, snap, reading, evicting)
 	if err != nil {
 		return waiting > 0, err
+	}
+	for _, r := range hold.rejects { // dependencies that can never be met
+		byID[r.j.JID] = r.j
+		out.Moves = append(out.Moves, jobMove{JID: r.j.JID, From: r.j.State(), To: spool.Rejected,
+			Note: "dependencies never met: " + r.reason, Reason: r.reason})
 	}
 	lap("plan")
 	started := make([]policy.Placement, 0, len(dec.Plan.StartNow))
@@ -356,11 +369,13 @@ func (d *Sched) cancels() error {
 
 // waiting returns the waiting jobs the policy reads, read, oldest first:
 // the first Policy.Reads() of the jobs in queued/ and scheduling/ (a job
-// re-queued by run keeps its old JID and so its place), or all of them;
-// the jobs in scheduling/ that are no longer among them, to be evicted to
-// queued/; and the number of jobs waiting in all. It moves nothing: the
-// cycle moves each job once it knows where it goes.
-func (d *Sched) waiting() (read, evict []*spool.Job, waiting int, err error) {
+// re-queued by run keeps its old JID and so its place), or all of them,
+// but for those hold holds back or rejects (hold.go: dependencies, array
+// limits), which the policy does not read; the jobs in scheduling/ that
+// are no longer among them, to be evicted to queued/; and the number of
+// jobs waiting in all, held ones too. It moves nothing: the cycle moves
+// each job once it knows where it goes.
+func (d *Sched) waiting(hold *holdCycle) (read, evict []*spool.Job, waiting int, err error) {
 	// Names, not List: queued/ may hold thousands of jobs. sched owns
 	// queued/ and scheduling/: other daemons only add new names there, and
 	// every move out is sched's own (forget), so a file cached there is
@@ -379,7 +394,6 @@ func (d *Sched) waiting() (read, evict []*spool.Job, waiting int, err error) {
 	if n <= 0 {
 		n = len(qs) + len(ss)
 	}
-	d.cache.Keep(spool.Queued, qs[:min(len(qs), n)])
 	d.cache.Keep(spool.Scheduling, ss)
 	type entry struct {
 		st   spool.State
@@ -394,9 +408,15 @@ func (d *Sched) waiting() (read, evict []*spool.Job, waiting int, err error) {
 	}
 	sort.SliceStable(all, func(a, b int) bool { return spool.JIDLess(all[a].name, all[b].name) })
 	waiting = len(all)
-	for i, en := range all {
-		if i >= n && en.st == spool.Queued {
+	taken := 0 // jobs the policy reads
+	var kept []string
+	defer func() { d.cache.Keep(spool.Queued, kept) }()
+	for _, en := range all {
+		if taken >= n && en.st == spool.Queued {
 			continue
+		}
+		if en.st == spool.Queued {
+			kept = append(kept, en.name)
 		}
 		j, err := d.cache.ReadOwned(en.st, en.name)
 		if errors.Is(err, spool.ErrNotFound) {
@@ -407,10 +427,20 @@ func (d *Sched) waiting() (read, evict []*spool.Job, waiting int, err error) {
 			waiting--
 			continue
 		}
-		if i >= n {
+		if why, rejected := hold.judge(j); rejected {
+			continue
+		} else if why != "" {
+			if en.st == spool.Scheduling {
+				evict = append(evict, j)
+			}
+			continue
+		}
+		if taken >= n {
 			evict = append(evict, j)
 		} else {
 			read = append(read, j)
+			hold.admit(j)
+			taken++
 		}
 	}
 	return read, evict, waiting, nil
@@ -691,6 +721,7 @@ func (d *Sched) publish(now time.Time, snap policy.Snapshot, started, later []po
 	}
 	add("running", started)
 	add("planned", later)
+	p.Held = d.held
 	// Compact: with a policy that plans the whole queue it lists every
 	// waiting job, and it is rewritten on every decision (indenting 2,000
 	// placements cost ga-plan's burst 3 % of its CPU); readers parse it.

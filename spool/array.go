@@ -296,3 +296,18 @@ func (b *Batch) QueueArray(c *Claim, j *Job) ([]string, error) {
 	}
 	return queued, nil
 }
+
+// ArrayLimit is the limit of an array: field (after %), 0 for none, read
+// without expanding its indexes (sched asks it of every waiting member on
+// every cycle). The field has passed ParseArray.
+func ArrayLimit(spec string) int {
+	_, limit, ok := strings.Cut(spec, "%")
+	if !ok {
+		return 0
+	}
+	n, err := strconv.Atoi(limit)
+	if err != nil || n < 1 {
+		return 0
+	}
+	return n
+}
