@@ -104,11 +104,8 @@ func (s *Spool) submit(name string, data []byte, uid int) (string, error) {
 
 // SetSubmitDir returns the job file data with submit_dir: dir added (where
 // `msched submit` ran: relative paths in the job resolve against it), or
-// data itself if the file sets submit_dir. The user's text is kept as it is:
-// the field is appended as one line at the end, unless that would not parse
-// as the same job (a flow mapping, an end-of-document marker), in which case
-// the document is re-encoded from its YAML tree, which keeps comments but
-// not always the layout. data must parse (Parse) before and does after.
+// data itself if the file sets submit_dir. The user's text is kept as it is
+// (addFields). data must parse (Parse) before and does after.
 func SetSubmitDir(data []byte, dir string) ([]byte, error) {
 	if !filepath.IsAbs(dir) {
 		return nil, fmt.Errorf("spool: submit_dir %q is not an absolute path", dir)
@@ -121,45 +118,123 @@ func SetSubmitDir(data []byte, dir string) ([]byte, error) {
 		return data, nil
 	}
 	want.SubmitDir = filepath.Clean(dir)
+	return addFields(data, want, "submit_dir", []field{{"submit_dir", want.SubmitDir}})
+}
+
+// SubmitFields are the fields msched submit's flags add to a job file
+// (--after, --afterok, --array).
+type SubmitFields struct {
+	After, AfterOK []string
+	Array          string
+}
+
+// AddSubmitFields returns data with the fields of f that are set added,
+// the user's text kept as it is (addFields). A file that sets one of them
+// itself is an error naming it: a flag does not quietly override a file.
+// data must parse (Parse) before and does after.
+func AddSubmitFields(data []byte, f SubmitFields) ([]byte, error) {
+	want, err := Parse("job", data)
+	if err != nil {
+		return nil, err
+	}
+	var fs []field
+	clash := func(key string, set bool) error {
+		if set {
+			return fmt.Errorf("spool: the job file sets %s: itself; give it there or as --%s, not both", key, key)
+		}
+		return nil
+	}
+	if len(f.After) > 0 {
+		if err := clash("after", len(want.After) > 0); err != nil {
+			return nil, err
+		}
+		want.After = f.After
+		fs = append(fs, field{"after", f.After})
+	}
+	if len(f.AfterOK) > 0 {
+		if err := clash("afterok", len(want.AfterOK) > 0); err != nil {
+			return nil, err
+		}
+		want.AfterOK = f.AfterOK
+		fs = append(fs, field{"afterok", f.AfterOK})
+	}
+	if f.Array != "" {
+		if err := clash("array", want.Array != ""); err != nil {
+			return nil, err
+		}
+		want.Array = f.Array
+		fs = append(fs, field{"array", f.Array})
+	}
+	if len(fs) == 0 {
+		return data, nil
+	}
+	canonicalDeps(want)
+	return addFields(data, want, "--after, --afterok or --array", fs)
+}
+
+type field struct {
+	key   string
+	value any
+}
+
+// addFields returns data with fs added at the top level, so that it parses
+// as want. The user's text is kept as it is: each field is appended as one
+// line at the end (flow style), unless that would not parse as want (a
+// flow mapping, an end-of-document marker), in which case the document is
+// re-encoded from its YAML tree, which keeps comments but not always the
+// layout. what names the fields in errors.
+func addFields(data []byte, want *Job, what string, fs []field) ([]byte, error) {
 	same := func(out []byte) bool {
 		got, err := Parse("job", out)
 		return err == nil && reflect.DeepEqual(got, want)
 	}
-
-	value, err := yaml.Marshal(want.SubmitDir) // quoted as YAML needs it
-	if err != nil {
-		return nil, fmt.Errorf("spool: submit_dir: %w", err)
-	}
-	var line bytes.Buffer
-	line.Write(data)
+	var text bytes.Buffer
+	text.Write(data)
 	if len(data) > 0 && data[len(data)-1] != '\n' {
-		line.WriteByte('\n')
+		text.WriteByte('\n')
 	}
-	line.WriteString("submit_dir: ")
-	line.Write(value)
-	if out := line.Bytes(); same(out) {
+	for _, f := range fs {
+		var n yaml.Node
+		if err := n.Encode(f.value); err != nil {
+			return nil, fmt.Errorf("spool: %s: %w", f.key, err)
+		}
+		if n.Kind == yaml.SequenceNode {
+			n.Style = yaml.FlowStyle
+		}
+		value, err := yaml.Marshal(&n) // quoted as YAML needs it
+		if err != nil {
+			return nil, fmt.Errorf("spool: %s: %w", f.key, err)
+		}
+		text.WriteString(f.key + ": ")
+		text.Write(value)
+	}
+	if out := text.Bytes(); same(out) {
 		return out, nil
 	}
 
 	var root yaml.Node
 	if err := yaml.Unmarshal(data, &root); err != nil || len(root.Content) == 0 || root.Content[0].Kind != yaml.MappingNode {
-		return nil, fmt.Errorf("spool: submit_dir: cannot add it to this job file")
+		return nil, fmt.Errorf("spool: %s: cannot add it to this job file", what)
 	}
 	doc := root.Content[0]
-	doc.Content = append(doc.Content,
-		&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: "submit_dir"},
-		&yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: want.SubmitDir})
+	for _, f := range fs {
+		var n yaml.Node
+		if err := n.Encode(f.value); err != nil {
+			return nil, fmt.Errorf("spool: %s: %w", f.key, err)
+		}
+		doc.Content = append(doc.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: f.key}, &n)
+	}
 	var out bytes.Buffer
 	enc := yaml.NewEncoder(&out)
 	enc.SetIndent(2)
 	if err := enc.Encode(&root); err != nil {
-		return nil, fmt.Errorf("spool: submit_dir: %w", err)
+		return nil, fmt.Errorf("spool: %s: %w", what, err)
 	}
 	if err := enc.Close(); err != nil {
-		return nil, fmt.Errorf("spool: submit_dir: %w", err)
+		return nil, fmt.Errorf("spool: %s: %w", what, err)
 	}
 	if !same(out.Bytes()) {
-		return nil, fmt.Errorf("spool: submit_dir: cannot add it to this job file without changing it; add submit_dir: %s yourself", want.SubmitDir)
+		return nil, fmt.Errorf("spool: %s: cannot add it to this job file without changing it; write it into the file yourself", what)
 	}
 	return out.Bytes(), nil
 }

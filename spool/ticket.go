@@ -1,0 +1,231 @@
+package spool
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// How msched submit learns the JID of what it submitted. The JID is init's
+// to give (it claims the file, spool.Claim), and a user's msched submit
+// cannot take one itself: db/, where the counter is, is the daemons'. So
+// submit names each file in submitted/ with a ticket, a name no other
+// submission ever has, and watches tmp/ for init's claim of it, whose name
+// carries the JID (claim.<JID>.<arrival>.<ticket>) and, once init has
+// reserved them, an array's members (ReserveArray). The watch is in place
+// before the file is, so no claim is missed; if its events are lost (an
+// overflow, or no inotify), FindTicket looks for the claim, or for the job
+// whose first history note names the ticket ("as <ticket>").
+
+// ticketNameMax bounds the part of a ticket taken from the file's name, so
+// that a claim's name (its prefix, an array's JIDs, the arrival time, the
+// ticket) never has to shorten the ticket (nameMax).
+const ticketNameMax = 128
+
+// SubmitTicket is Submit under a ticket: name (cut to ticketNameMax bytes)
+// and a random suffix, ".t" and 16 hex digits, which no other submission
+// will have. It returns the ticket, the file's name in submitted/.
+func (s *Spool) SubmitTicket(name string, data []byte) (string, error) {
+	var nonce [8]byte
+	if _, err := rand.Read(nonce[:]); err != nil {
+		return "", fmt.Errorf("spool: submit: %w", err)
+	}
+	base := shorten(strings.TrimLeft(baseName(name), "."), ticketNameMax)
+	if base == "" {
+		base = "job"
+	}
+	return s.submit(base+".t"+hex.EncodeToString(nonce[:]), data, -1)
+}
+
+// baseName is the last element of a path, "" for none.
+func baseName(name string) string {
+	if i := strings.LastIndexByte(name, '/'); i >= 0 {
+		return name[i+1:]
+	}
+	return name
+}
+
+// TicketClaim is what init's claim of a ticket says: the JID, and an array
+// claim's members once reserved (nil before, and for any other job).
+type TicketClaim struct {
+	Ticket  string
+	JID     string
+	Members []string
+}
+
+// ClaimWatch follows init's claims in tmp/ (see above). It is not safe for
+// concurrent use. Close it when done.
+type ClaimWatch struct {
+	fd  int
+	buf []byte
+}
+
+// WatchClaims starts following the claims init makes. Where inotify cannot
+// be used (its limits, a tmp/ the caller may not read) it fails, and the
+// caller polls FindTicket instead.
+func (s *Spool) WatchClaims() (*ClaimWatch, error) {
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		return nil, &os.SyscallError{Syscall: "inotify_init1", Err: err}
+	}
+	if _, err := unix.InotifyAddWatch(fd, s.tmp, unix.IN_MOVED_TO|unix.IN_ONLYDIR); err != nil {
+		unix.Close(fd)
+		return nil, fmt.Errorf("spool: watch %s: %w", s.tmp, &os.SyscallError{Syscall: "inotify_add_watch", Err: err})
+	}
+	return &ClaimWatch{fd: fd, buf: make([]byte, 64<<10)}, nil
+}
+
+// Close stops the watch.
+func (w *ClaimWatch) Close() error {
+	if w == nil || w.fd < 0 {
+		return nil
+	}
+	fd := w.fd
+	w.fd = -1
+	return unix.Close(fd)
+}
+
+// Claims returns the claims made since the last call, waiting up to wait
+// for the first (less if ctx ends); lost says that events were lost (the
+// queue overflowed): look with FindTicket for what was not seen.
+func (w *ClaimWatch) Claims(ctx context.Context, wait time.Duration) (claims []TicketClaim, lost bool, err error) {
+	deadline := time.Now().Add(wait)
+	for {
+		n, err := unix.Read(w.fd, w.buf)
+		if errors.Is(err, unix.EINTR) {
+			continue
+		}
+		if err == nil && n > 0 {
+			return w.parse(n)
+		}
+		if err != nil && !errors.Is(err, unix.EAGAIN) {
+			return nil, false, fmt.Errorf("spool: watch claims: %w", err)
+		}
+		left := time.Until(deadline)
+		if left <= 0 || ctx.Err() != nil {
+			return nil, false, ctx.Err()
+		}
+		// Poll in slices, so that ctx is heeded.
+		ms := int(min(left, 100*time.Millisecond) / time.Millisecond)
+		if _, err := unix.Poll([]unix.PollFd{{Fd: int32(w.fd), Events: unix.POLLIN}}, max(ms, 1)); err != nil && !errors.Is(err, unix.EINTR) {
+			return nil, false, fmt.Errorf("spool: watch claims: %w", err)
+		}
+	}
+}
+
+func (w *ClaimWatch) parse(n int) (claims []TicketClaim, lost bool, err error) {
+	for off := 0; off+unix.SizeofInotifyEvent <= n; {
+		ev := (*unix.InotifyEvent)(unsafe.Pointer(&w.buf[off]))
+		end := off + unix.SizeofInotifyEvent + int(ev.Len)
+		if end > n {
+			break
+		}
+		name := string(trimNUL(w.buf[off+unix.SizeofInotifyEvent : end]))
+		off = end
+		if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+			lost = true
+			continue
+		}
+		if c, ok := ticketClaim(name); ok {
+			claims = append(claims, c)
+		}
+	}
+	return claims, lost, nil
+}
+
+// ticketClaim reads a claim file's name.
+func ticketClaim(file string) (TicketClaim, bool) {
+	jid, members, _, ticket, ok := splitArrayClaim(file)
+	return TicketClaim{Ticket: ticket, JID: jid, Members: members}, ok
+}
+
+// maxTicketScan bounds the job files FindTicket reads in the states.
+const maxTicketScan = 20000
+
+// FindTicket looks for init's claim of ticket without a watch: among the
+// claims in tmp/, then, as the claim is removed once its job is queued,
+// among the jobs whose JID is above after (the counter before the ticket
+// was submitted, LastJID) in the daemons' states, by their first history
+// note, reading at most maxTicketScan of them; an array's members are its
+// jobs with the first one's array_job. found is false if neither has it:
+// init has not claimed it yet, or its job has left the spool.
+func (s *Spool) FindTicket(ticket string, after int64) (c TicketClaim, found bool, err error) {
+	files, err := s.claimFiles()
+	if err != nil {
+		return c, false, err
+	}
+	for _, f := range files {
+		if tc, ok := ticketClaim(f); ok && tc.Ticket == ticket {
+			return tc, true, nil
+		}
+	}
+	read := 0
+	var first string
+	var members []string
+	for _, st := range States[1:] {
+		names, err := s.Names(st)
+		if err != nil {
+			return c, false, err
+		}
+		for _, name := range names {
+			if n, ok := JIDNumber(name); !ok || n <= after {
+				continue
+			}
+			if read++; read > maxTicketScan {
+				return c, false, nil
+			}
+			j, err := s.Read(st, name)
+			if err != nil {
+				continue // moved on, or not for us to judge
+			}
+			if len(j.History) > 0 && j.History[0].Note == "as "+ticket {
+				if j.ArrayJob == "" {
+					return TicketClaim{Ticket: ticket, JID: j.JID}, true, nil
+				}
+				first = j.ArrayJob
+				members = append(members, j.JID)
+			}
+		}
+	}
+	if first == "" {
+		return c, false, nil
+	}
+	slices.SortFunc(members, func(a, b string) int {
+		if JIDLess(a, b) {
+			return -1
+		}
+		return 1
+	})
+	return TicketClaim{Ticket: ticket, JID: first, Members: members}, true, nil
+}
+
+// Pending reports whether ticket is still in submitted/, not yet claimed.
+func (s *Spool) Pending(ticket string) bool {
+	_, err := os.Lstat(filepath.Join(s.Dir(Submitted), ticket))
+	return err == nil
+}
+
+// ReadJobStream reads a job file from r (msched submit -: standard input)
+// as ReadJobFile reads one from a file: at most max bytes, refused, with
+// the bound, when longer, before more than max+1 bytes are read.
+func ReadJobStream(r io.Reader, name string, max int64) ([]byte, error) {
+	data, err := io.ReadAll(io.LimitReader(r, max+1))
+	if err != nil {
+		return nil, fmt.Errorf("spool: %s: %w", name, err)
+	}
+	if int64(len(data)) > max {
+		return nil, fmt.Errorf("spool: %s: too large: over the limit of %d bytes (%s)", name, max, humanBytes(max))
+	}
+	return data, nil
+}
