@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
@@ -19,7 +21,8 @@ import (
 // unique by a numeric suffix if needed; the chosen name is returned. The
 // file is owned by the caller, which init takes for the job's user.
 func (s *Spool) Submit(name string, data []byte) (string, error) {
-	return s.submit(name, data, -1)
+	t, err := s.submit(name, data, -1)
+	return t.Name, err
 }
 
 // CheckSubmission checks a job file's bytes as init will judge them once
@@ -51,12 +54,13 @@ func (s *Spool) SubmitAs(name string, data []byte, uid int) (string, error) {
 	if uid < 0 {
 		return "", fmt.Errorf("spool: submit: bad uid %d", uid)
 	}
-	return s.submit(name, data, uid)
+	t, err := s.submit(name, data, uid)
+	return t.Name, err
 }
 
-func (s *Spool) submit(name string, data []byte, uid int) (string, error) {
+func (s *Spool) submit(name string, data []byte, uid int) (Ticket, error) {
 	if max := s.JobFileLimit(); int64(len(data)) > max {
-		return "", fmt.Errorf("spool: submit %s: %d bytes, over the limit of %d bytes (%s) for a job file",
+		return Ticket{}, fmt.Errorf("spool: submit %s: %d bytes, over the limit of %d bytes (%s) for a job file",
 			name, len(data), max, humanBytes(max))
 	}
 	base := filepath.Base(name)
@@ -66,22 +70,22 @@ func (s *Spool) submit(name string, data []byte, uid int) (string, error) {
 	dir := s.Dir(Submitted)
 	p, err := NewPendingFile("", dir, base)
 	if err != nil {
-		return "", err
+		return Ticket{}, err
 	}
 	defer p.Cleanup()
 	if uid >= 0 && uid != os.Geteuid() {
 		if err := p.Chown(uid, -1); err != nil {
-			return "", fmt.Errorf("spool: submit as %s: %w", describeUser(uid), err)
+			return Ticket{}, fmt.Errorf("spool: submit as %s: %w", describeUser(uid), err)
 		}
 	}
 	if _, err := p.Write(data); err != nil {
-		return "", fmt.Errorf("spool: submit: %w", err)
+		return Ticket{}, fmt.Errorf("spool: submit: %w", err)
 	}
 	if err := p.Chmod(FilePerm); err != nil {
-		return "", fmt.Errorf("spool: submit: %w", err)
+		return Ticket{}, fmt.Errorf("spool: submit: %w", err)
 	}
 	if err := p.Sync(); err != nil {
-		return "", fmt.Errorf("spool: submit: %w", err)
+		return Ticket{}, fmt.Errorf("spool: submit: %w", err)
 	}
 	// RENAME_NOREPLACE refuses to replace an existing name, which a plain
 	// rename would. Not link(2) and unlink: between the two the file
@@ -96,9 +100,19 @@ func (s *Spool) submit(name string, data []byte, uid int) (string, error) {
 		if errors.Is(err, unix.EEXIST) {
 			continue
 		} else if err != nil {
-			return "", fmt.Errorf("spool: submit: %w", err)
+			return Ticket{}, fmt.Errorf("spool: submit: %w", err)
 		}
-		return final, syncDir(dir) // Cleanup finds the dot-file gone
+		// The ticket: the name, and the arrival (ctime) and inode that
+		// init's claim will see (it lstats the file before renaming it;
+		// the rename just made set the ctime, and nothing else of ours
+		// changes it).
+		t := Ticket{Name: final}
+		if fi, err := p.Stat(); err == nil {
+			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+				t.Arrived, t.ino = time.Unix(st.Ctim.Unix()).UTC(), st.Ino
+			}
+		}
+		return t, syncDir(dir) // Cleanup finds the dot-file gone
 	}
 }
 

@@ -2,8 +2,6 @@ package spool
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -20,48 +18,54 @@ import (
 // How msched submit learns the JID of what it submitted. The JID is init's
 // to give (it claims the file, spool.Claim), and a user's msched submit
 // cannot take one itself: db/, where the counter is, is the daemons'. So
-// submit names each file in submitted/ with a ticket, a name no other
-// submission ever has, and watches tmp/ for init's claim of it, whose name
-// carries the JID (claim.<JID>.<arrival>.<ticket>) and, once init has
-// reserved them, an array's members (ReserveArray). The watch is in place
-// before the file is, so no claim is missed; if its events are lost (an
-// overflow, or no inotify), FindTicket looks for the claim, or for the job
-// whose first history note names the ticket ("as <ticket>").
+// submit keeps a Ticket for each file it puts in submitted/ (SubmitTicket):
+// its name there, its arrival (the ctime the rename into submitted/ gave
+// it) and its inode, and watches tmp/ for init's claim of it, whose name
+// carries the same name and arrival, and the JID
+// (claim.<JID>.<arrival>.<name>) and, once init has reserved them, an
+// array's members (ReserveArray). Name and arrival tell one submission
+// from every other but one of the same name that arrived within the same
+// tick of the file system's clock after the first was claimed; the inode,
+// while the claim is there to be looked at, tells even those apart. The
+// watch is in place before the file is, so no claim is missed; if its
+// events are lost (an overflow, or no inotify), FindTicket looks for the
+// claim, or for the job whose first history note and submit time are the
+// ticket's.
 
-// ticketNameMax bounds the part of a ticket taken from the file's name, so
-// that a claim's name (its prefix, an array's JIDs, the arrival time, the
-// ticket) never has to shorten the ticket (nameMax).
-const ticketNameMax = 128
-
-// SubmitTicket is Submit under a ticket: name (cut to ticketNameMax bytes)
-// and a random suffix, ".t" and 16 hex digits, which no other submission
-// will have. It returns the ticket, the file's name in submitted/.
-func (s *Spool) SubmitTicket(name string, data []byte) (string, error) {
-	var nonce [8]byte
-	if _, err := rand.Read(nonce[:]); err != nil {
-		return "", fmt.Errorf("spool: submit: %w", err)
-	}
-	base := shorten(strings.TrimLeft(baseName(name), "."), ticketNameMax)
-	if base == "" {
-		base = "job"
-	}
-	return s.submit(base+".t"+hex.EncodeToString(nonce[:]), data, -1)
+// Ticket is a file msched submit put in submitted/.
+type Ticket struct {
+	Name    string    // the file's name in submitted/
+	Arrived time.Time // its ctime there, UTC: what init's claim records as its arrival
+	ino     uint64
 }
 
-// baseName is the last element of a path, "" for none.
-func baseName(name string) string {
-	if i := strings.LastIndexByte(name, '/'); i >= 0 {
-		return name[i+1:]
-	}
-	return name
+// SubmitTicket is Submit, returning the file's Ticket.
+func (s *Spool) SubmitTicket(name string, data []byte) (Ticket, error) {
+	return s.submit(name, data, -1)
 }
 
-// TicketClaim is what init's claim of a ticket says: the JID, and an array
+// TicketClaim is what init's claim of a file says: the submitted file's
+// name (cut as a claim's name cuts it) and arrival, its JID, and an array
 // claim's members once reserved (nil before, and for any other job).
 type TicketClaim struct {
-	Ticket  string
+	Name    string
+	Arrived time.Time
 	JID     string
 	Members []string
+	file    string // the claim's name in tmp/
+}
+
+// Claimed reports whether c is the claim of t: the same name and arrival,
+// and, if the claim is still in tmp/, the same file.
+func (s *Spool) Claimed(t Ticket, c TicketClaim) bool {
+	if !c.Arrived.Equal(t.Arrived) || c.Name != shorten(t.Name, nameMax-(len(c.file)-len(c.Name))) {
+		return false
+	}
+	var st unix.Stat_t
+	if t.ino == 0 || unix.Lstat(filepath.Join(s.tmp, c.file), &st) != nil {
+		return true // moved on: name and arrival are all there is
+	}
+	return st.Ino == t.ino
 }
 
 // ClaimWatch follows init's claims in tmp/ (see above). It is not safe for
@@ -146,27 +150,32 @@ func (w *ClaimWatch) parse(n int) (claims []TicketClaim, lost bool, err error) {
 
 // ticketClaim reads a claim file's name.
 func ticketClaim(file string) (TicketClaim, bool) {
-	jid, members, _, ticket, ok := splitArrayClaim(file)
-	return TicketClaim{Ticket: ticket, JID: jid, Members: members}, ok
+	jid, members, arrived, name, ok := splitArrayClaim(file)
+	return TicketClaim{Name: name, Arrived: arrived, JID: jid, Members: members, file: file}, ok
 }
 
 // maxTicketScan bounds the job files FindTicket reads in the states.
 const maxTicketScan = 20000
 
-// FindTicket looks for init's claim of ticket without a watch: among the
-// claims in tmp/, then, as the claim is removed once its job is queued,
-// among the jobs whose JID is above after (the counter before the ticket
-// was submitted, LastJID) in the daemons' states, by their first history
-// note, reading at most maxTicketScan of them; an array's members are its
-// jobs with the first one's array_job. found is false if neither has it:
-// init has not claimed it yet, or its job has left the spool.
-func (s *Spool) FindTicket(ticket string, after int64) (c TicketClaim, found bool, err error) {
+// minCutName is less than any name a claim cuts: its prefix (claim., two
+// JIDs, the arrival, three dots) is far below nameMax-minCutName bytes.
+const minCutName = 128
+
+// FindTicket looks for init's claim of t without a watch: among the claims
+// in tmp/, then, as the claim is removed once its job is queued, among the
+// jobs whose JID is above after (the counter before t was submitted,
+// LastJID) in the daemons' states, by their first history note ("as
+// <name>") and submit time (the arrival), reading at most maxTicketScan of
+// them; an array's members are its jobs with the first one's array_job.
+// found is false if neither has it: init has not claimed it yet, or its
+// job has left the spool.
+func (s *Spool) FindTicket(t Ticket, after int64) (c TicketClaim, found bool, err error) {
 	files, err := s.claimFiles()
 	if err != nil {
 		return c, false, err
 	}
 	for _, f := range files {
-		if tc, ok := ticketClaim(f); ok && tc.Ticket == ticket {
+		if tc, ok := ticketClaim(f); ok && s.Claimed(t, tc) {
 			return tc, true, nil
 		}
 	}
@@ -186,16 +195,22 @@ func (s *Spool) FindTicket(ticket string, after int64) (c TicketClaim, found boo
 				return c, false, nil
 			}
 			j, err := s.Read(st, name)
-			if err != nil {
+			if err != nil || len(j.History) == 0 {
 				continue // moved on, or not for us to judge
 			}
-			if len(j.History) > 0 && j.History[0].Note == "as "+ticket {
-				if j.ArrayJob == "" {
-					return TicketClaim{Ticket: ticket, JID: j.JID}, true, nil
-				}
-				first = j.ArrayJob
-				members = append(members, j.JID)
+			note, ok := strings.CutPrefix(j.History[0].Note, "as ")
+			// The note names the file as its claim did: cut, if its name
+			// was too long for a claim's (shorten), to more than
+			// minCutName bytes.
+			cut := len(note) > minCutName && strings.HasPrefix(t.Name, note)
+			if !ok || note != t.Name && !cut || !j.SubmittedAt.Equal(t.Arrived) {
+				continue
 			}
+			if j.ArrayJob == "" {
+				return TicketClaim{Name: note, Arrived: t.Arrived, JID: j.JID}, true, nil
+			}
+			first = j.ArrayJob
+			members = append(members, j.JID)
 		}
 	}
 	if first == "" {
@@ -207,13 +222,13 @@ func (s *Spool) FindTicket(ticket string, after int64) (c TicketClaim, found boo
 		}
 		return 1
 	})
-	return TicketClaim{Ticket: ticket, JID: first, Members: members}, true, nil
+	return TicketClaim{Name: t.Name, Arrived: t.Arrived, JID: first, Members: members}, true, nil
 }
 
-// Pending reports whether ticket is still in submitted/, not yet claimed.
-func (s *Spool) Pending(ticket string) bool {
-	_, err := os.Lstat(filepath.Join(s.Dir(Submitted), ticket))
-	return err == nil
+// Pending reports whether t is still in submitted/, not yet claimed.
+func (s *Spool) Pending(t Ticket) bool {
+	var st unix.Stat_t
+	return unix.Lstat(filepath.Join(s.Dir(Submitted), t.Name), &st) == nil && (t.ino == 0 || st.Ino == t.ino)
 }
 
 // ReadJobStream reads a job file from r (msched submit -: standard input)

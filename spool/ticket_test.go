@@ -28,41 +28,62 @@ func TestTicket_TheClaimNamesTheJID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if a == b || !strings.HasPrefix(a, "job.yaml.t") || !s.Pending(a) {
-		t.Fatalf("tickets %q and %q", a, b)
+	if a.Name != "job.yaml" || b.Name != "job.yaml-2" || a.Arrived.IsZero() || !s.Pending(a) {
+		t.Fatalf("tickets %+v and %+v", a, b)
 	}
 	arr, err := s.SubmitTicket("sweep.yaml", []byte("command: [a]\narray: 1-3\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	claims, _, err := in.ClaimAll([]string{a, b, arr})
+	claims, _, err := in.ClaimAll([]string{a.Name, b.Name, arr.Name})
 	if err != nil || len(claims) != 3 {
 		t.Fatal(claims, err)
 	}
 	if s.Pending(a) {
 		t.Error("a claimed ticket is still pending")
 	}
+	// A new file under a's name is not a's.
+	if _, err := s.Submit("job.yaml", []byte(validJob)); err != nil {
+		t.Fatal(err)
+	}
+	if s.Pending(a) {
+		t.Error("another file under a ticket's name taken for it")
+	}
 	if err := in.ReserveArray(claims[2], 3); err != nil {
 		t.Fatal(err)
 	}
-	seen := map[string]TicketClaim{}
-	for deadline := time.Now().Add(5 * time.Second); len(seen) < 3 || seen[arr].Members == nil; {
+	tickets := []Ticket{a, b, arr}
+	seen := map[int]TicketClaim{}
+	for deadline := time.Now().Add(5 * time.Second); len(seen) < 3 || seen[2].Members == nil; {
 		cs, lost, err := w.Claims(context.Background(), 100*time.Millisecond)
 		if err != nil || lost {
 			t.Fatal(err, lost)
 		}
 		for _, c := range cs {
-			seen[c.Ticket] = c
+			for i, tk := range tickets {
+				if s.Claimed(tk, c) {
+					seen[i] = c
+				}
+			}
 		}
 		if time.Now().After(deadline) {
 			t.Fatalf("seen %v", seen)
 		}
 	}
-	if seen[a].JID != claims[0].JID || seen[b].JID != claims[1].JID || seen[arr].JID != claims[2].JID {
-		t.Errorf("seen %v, claims %s %s %s", seen, claims[0].JID, claims[1].JID, claims[2].JID)
+	for i, c := range claims {
+		if seen[i].JID != c.JID {
+			t.Errorf("ticket %s: claim seen %+v, init's %s", tickets[i].Name, seen[i], c.JID)
+		}
 	}
-	if !slices.Equal(seen[arr].Members, claims[2].Members) {
-		t.Errorf("array members seen %v, want %v", seen[arr].Members, claims[2].Members)
+	if !slices.Equal(seen[2].Members, claims[2].Members) {
+		t.Errorf("array members seen %v, want %v", seen[2].Members, claims[2].Members)
+	}
+	// The claim of another file of the same name and arrival, but not the
+	// same file, is not a's.
+	other := seen[0]
+	other.Arrived = other.Arrived.Add(time.Nanosecond)
+	if s.Claimed(a, other) {
+		t.Error("a claim of another arrival taken for a's")
 	}
 
 	// Without the watch: the claim, then the job once queued.
@@ -96,7 +117,7 @@ func TestTicket_TheClaimNamesTheJID(t *testing.T) {
 	if _, ok, _ := s.FindTicket(b, 5); ok {
 		t.Error("FindTicket looked below the JID it was told to look above")
 	}
-	if _, ok, _ := s.FindTicket("nothing.t0123456789abcdef", 0); ok {
+	if _, ok, _ := s.FindTicket(Ticket{Name: "job.yaml", Arrived: a.Arrived.Add(time.Second)}, 0); ok {
 		t.Error("found a ticket never submitted")
 	}
 }
