@@ -19,7 +19,7 @@ walltime: soon
 	}
 	// Output:
 	// job.yaml:2: unknown field "comand"
-	// job.yaml:4: walltime: "soon" is not a walltime: want a duration like 2h30m or 90s, seconds like 5400, [D-]HH:MM:SS like 1-12:00:00, MM:SS like 90:00, or days like 2d or 1d12h
+	// job.yaml:4: walltime: "soon" is not a duration: want a duration like 2h30m or 90s, seconds like 5400, [D-]HH:MM:SS like 1-12:00:00, MM:SS like 90:00, or days like 2d or 1d12h
 }
 
 func ExampleParse_validation() {

@@ -61,7 +61,7 @@ func ParseWalltime(s string) (time.Duration, error) {
 	if i := strings.IndexByte(s, 'd'); i > 0 {
 		n, err := strconv.ParseUint(s[:i], 10, 32)
 		if err != nil {
-			return 0, fmt.Errorf("%q is not a walltime: want %s", q, WalltimeForms)
+			return 0, fmt.Errorf("%q is not a duration: want %s", q, WalltimeForms)
 		}
 		if n > uint64(MaxWalltime/(24*time.Hour)) {
 			return over()
@@ -71,12 +71,12 @@ func ParseWalltime(s string) (time.Duration, error) {
 			return days, nil
 		}
 		if rest[0] == '-' || rest[0] == '+' {
-			return 0, fmt.Errorf("%q is not a walltime: want %s", q, WalltimeForms)
+			return 0, fmt.Errorf("%q is not a duration: want %s", q, WalltimeForms)
 		}
 	}
 	d, err := time.ParseDuration(rest)
 	if err != nil { // also a duration past time.Duration's range
-		return 0, fmt.Errorf("%q is not a walltime: want %s", q, WalltimeForms)
+		return 0, fmt.Errorf("%q is not a duration: want %s", q, WalltimeForms)
 	}
 	if d > MaxWalltime-days {
 		return over()

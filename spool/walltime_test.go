@@ -58,11 +58,11 @@ func mustMarshal(t *testing.T, j *Job) []byte {
 // was given; so is one out of range.
 func TestWalltime_Errors(t *testing.T) {
 	for _, tc := range []struct{ in, want string }{
-		{"soon", `"soon" is not a walltime: want a duration like 2h30m`},
-		{"2x", `"2x" is not a walltime`},
-		{"1.5d", `"1.5d" is not a walltime`},
-		{"d", `"d" is not a walltime`},
-		{"2d-1h", `"2d-1h" is not a walltime`},
+		{"soon", `"soon" is not a duration: want a duration like 2h30m`},
+		{"2x", `"2x" is not a duration`},
+		{"1.5d", `"1.5d" is not a duration`},
+		{"d", `"d" is not a duration`},
+		{"2d-1h", `"2d-1h" is not a duration`},
 		{"1:60:00", `"1:60:00": minutes must be below 60`},
 		{"1:00:60", `"1:00:60": seconds must be below 60`},
 		{"90:60", `"90:60": seconds must be below 60`},
@@ -77,7 +77,7 @@ func TestWalltime_Errors(t *testing.T) {
 		{"36500d1h", `"36500d1h" is out of range`},
 		{"1e300", `"1e300" is out of range`},
 		{"NaN", `"NaN" is out of range`},
-		{"99999999999h", `"99999999999h" is not a walltime`},
+		{"99999999999h", `"99999999999h" is not a duration`},
 	} {
 		t.Run(tc.in, func(t *testing.T) {
 			if d, err := ParseWalltime(tc.in); err == nil || !strings.Contains(err.Error(), tc.want) {
