@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
-	"msched/daemons"
 	"msched/hoststat"
 	"msched/policy"
 	"msched/spool"
@@ -37,92 +36,6 @@ func openSpool(v *viper.Viper) (*spool.Spool, error) {
 		return nil, err
 	}
 	return sp, nil
-}
-
-func newSubmitCmd(v *viper.Viper) *cobra.Command {
-	return &cobra.Command{
-		Use:   "submit FILE…",
-		Short: "Validate job files and place them in the spool's submitted/ directory",
-		Long: `submit checks every job file first, exactly as the init daemon will (strict
-YAML: unknown fields, wrong types, a missing command, impossible host counts,
-the bounds on size, arguments and environment); if any file is invalid it
-prints its problems with their lines and submits nothing. Otherwise each file
-is written atomically into submitted/ and its ticket (its name there) is
-printed. Each file gets submit_dir: the directory submit ran in (relative
-paths in the job resolve against it), unless it sets submit_dir itself. A job
-file must be a regular file (a symbolic link is not followed, a FIFO not read)
-of at most init.max_job_bytes (1 MiB). A job with components (co-allocation)
-is also checked against the hosts file: one that no state of its clusters
-could ever hold is refused. The init daemon then gives the job its
-JID and runs it as you (the file's owner): see it with msched status.`,
-		Args: cobra.MinimumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			sp, err := openSpool(v)
-			if err != nil {
-				return err
-			}
-			cwd, err := os.Getwd()
-			if err != nil {
-				return fmt.Errorf("submit: the current directory, recorded as submit_dir: %w", err)
-			}
-			datas := make([][]byte, len(args))
-			var hosts []policy.Host // the hosts file's, read for the first job with components
-			bad := 0
-			invalid := func(f, how string, err error) {
-				var pe *spool.ParseError
-				msg := err.Error()
-				if errors.As(err, &pe) {
-					msg = pe.Detail()
-				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "%s: invalid%s:\n  %s\n", f, how, strings.ReplaceAll(msg, "\n", "\n  "))
-				bad++
-			}
-			for i, f := range args {
-				if datas[i], err = spool.ReadJobFile(f, sp.JobFileLimit()); err != nil {
-					return fmt.Errorf("%w; nothing submitted", err)
-				}
-				// The problems of the file as the user wrote it (its lines).
-				j, err := spool.ParseSubmission(filepath.Base(f), datas[i])
-				if err != nil {
-					invalid(f, "", err)
-					continue
-				}
-				if len(j.Components) > 0 {
-					// A component request no cluster state could ever hold
-					// would wait for nothing; the scheduler would reject it.
-					if hosts == nil {
-						if hosts, err = submitHosts(v); err != nil {
-							return fmt.Errorf("%w; nothing submitted", err)
-						}
-					}
-					q := daemons.QueuedJob(j, len(hosts))
-					if err := policy.CanHold(&q, hosts); err != nil {
-						fmt.Fprintf(cmd.ErrOrStderr(), "%s: components: the hosts file can never hold it: %v\n", f, err)
-						bad++
-						continue
-					}
-				}
-				// What init will judge: the file with submit_dir added.
-				if datas[i], err = spool.SetSubmitDir(datas[i], cwd); err != nil {
-					return fmt.Errorf("%s: %w; nothing submitted", f, err)
-				}
-				if _, err := sp.CheckSubmission(filepath.Base(f), datas[i]); err != nil {
-					invalid(f, " with submit_dir added", err)
-				}
-			}
-			if bad > 0 {
-				return fmt.Errorf("%d of %d job files invalid; nothing submitted", bad, len(args))
-			}
-			for i, f := range args {
-				name, err := sp.Submit(filepath.Base(f), datas[i])
-				if err != nil {
-					return err
-				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: submitted as %s\n", f, filepath.Join(sp.Dir(spool.Submitted), name))
-			}
-			return nil
-		},
-	}
 }
 
 // submitHosts is the configured hosts as policies see them, for submit's
