@@ -28,13 +28,17 @@ func (h *handler) apiJobs(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		out.Counts[st] = sj.Count
-		out.Jobs = append(out.Jobs, sj.Jobs...)
+		for _, v := range sj.Jobs {
+			v.setClock(h.cfg.Now())
+			out.Jobs = append(out.Jobs, v)
+		}
 	}
 	writeJSON(w, out)
 }
 
 func (h *handler) apiJob(w http.ResponseWriter, r *http.Request) {
 	if v, ok := h.lookupOr404(w, r, "no job %q"); ok {
+		v.setClock(h.cfg.Now())
 		writeJSON(w, v)
 	}
 }
@@ -45,7 +49,7 @@ func (h *handler) apiHosts(w http.ResponseWriter, r *http.Request) {
 		h.fail(w, r, err)
 		return
 	}
-	hv, err := h.hosts(sched)
+	hv, err := h.hosts(sched, h.scheduleFacts(sched))
 	if err != nil {
 		h.fail(w, r, err)
 		return

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -264,42 +265,70 @@ func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
 }
 
 // resubmit submits the job's request again: the user's fields only (name,
-// command, workdir, notify, hosts, model, walltime, stdout, stderr, env,
-// submit_dir, launch, ranks_per_host), never the daemons' sections, as a new
-// file in submitted/. Init runs a job as its file's owner, so the file is
-// the original job's owner's (spool.SubmitAs; the page runs as root to
-// give it away), never the page's own user's: as root that would run a
-// user's job as root. A page that can do neither refuses.
+// command, workdir, notify, mail, hosts, components, request, model,
+// walltime, stdout, stderr, env, submit_dir, launch, ranks_per_host), never
+// the daemons' sections, as a new file in submitted/. A job that has left
+// the spool is resubmitted from its accounting record and its report
+// (reapedRequest), which keep less. Init runs a job as its file's owner,
+// so the file is the original job's owner's (spool.SubmitAs; the page runs
+// as root to give it away), never the page's own user's: as root that
+// would run a user's job as root. A page that can do neither refuses.
 func (h *handler) resubmit(w http.ResponseWriter, r *http.Request) {
 	if !h.authorise(w, r) {
 		return
 	}
 	jid := r.PathValue("jid")
+	var req spool.Job
+	var owner int
+	var known bool
+	var user string
+	msg := "resubmit"
 	_, j, err := h.cfg.Spool.Find(jid)
-	if errors.Is(err, spool.ErrNotFound) {
-		http.Error(w, fmt.Sprintf("%s is no longer in the spool; its request is not kept", jid), http.StatusNotFound)
-		return
-	} else if err != nil {
+	switch {
+	case errors.Is(err, spool.ErrNotFound):
+		rec, err := findRecord(h.cfg.Spool, jid)
+		if err != nil {
+			h.fail(w, r, err)
+			return
+		}
+		if rec == nil {
+			http.Error(w, fmt.Sprintf("%s is neither in the spool nor in the accounting log", jid), http.StatusNotFound)
+			return
+		}
+		head, err := readReportHead(h.cfg.Spool, jid)
+		if err != nil && !errors.Is(err, errNoReport) {
+			h.fail(w, r, err)
+			return
+		}
+		if req, err = reapedRequest(rec, head, err == nil); err != nil {
+			http.Error(w, fmt.Sprintf("%s cannot be resubmitted from the page: %v", jid, err), http.StatusConflict)
+			return
+		}
+		user = rec.User
+		owner, known = spool.UserID(rec.User)
+		msg = "resubmit-reaped"
+	case err != nil:
 		h.refuse(w, r, http.StatusBadRequest, err)
 		return
-	}
-	if len(j.Command) == 0 {
+	case len(j.Command) == 0:
 		http.Error(w, fmt.Sprintf("%s has no request to resubmit (a rejected submission)", jid), http.StatusConflict)
 		return
+	default:
+		req = spool.Job{Name: j.Name, Command: j.Command, Workdir: j.Workdir, Notify: j.Notify, Mail: j.Mail, Hosts: j.Hosts,
+			Components: j.Components, Request: j.Request, Model: j.Model, Walltime: j.Walltime, Stdout: j.Stdout, Stderr: j.Stderr,
+			Env: j.Env, SubmitDir: j.SubmitDir, Launch: j.Launch, RanksPerHost: j.RanksPerHost}
+		user = j.User
+		owner, known = jobOwner(j)
 	}
-	owner, known := jobOwner(j)
 	switch euid := os.Geteuid(); {
 	case !known:
-		http.Error(w, fmt.Sprintf("%s's owner (%q) is not a user of this system; it cannot be resubmitted as them", jid, j.User), http.StatusConflict)
+		http.Error(w, fmt.Sprintf("%s's owner (%q) is not a user of this system; it cannot be resubmitted as them", jid, user), http.StatusConflict)
 		return
 	case euid != 0 && euid != owner:
 		http.Error(w, fmt.Sprintf("%s belongs to %s; this page runs as %s and can submit only its own jobs (as root it resubmits as the job's owner)",
 			jid, spool.UserName(owner), spool.UserName(euid)), http.StatusForbidden)
 		return
 	}
-	req := spool.Job{Name: j.Name, Command: j.Command, Workdir: j.Workdir, Notify: j.Notify, Hosts: j.Hosts,
-		Model: j.Model, Walltime: j.Walltime, Stdout: j.Stdout, Stderr: j.Stderr, Env: j.Env,
-		SubmitDir: j.SubmitDir, Launch: j.Launch, RanksPerHost: j.RanksPerHost}
 	data, err := req.Marshal()
 	if err != nil {
 		h.fail(w, r, err)
@@ -311,7 +340,38 @@ func (h *handler) resubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	h.log.Info("web: resubmitted", "jid", jid, "file", name, "owner", spool.UserName(owner), "remote", r.RemoteAddr)
-	http.Redirect(w, r, h.cfg.Base+"/jobs/"+jid+"?msg=resubmit", http.StatusSeeOther)
+	http.Redirect(w, r, h.cfg.Base+"/jobs/"+jid+"?msg="+msg, http.StatusSeeOther)
+}
+
+// reapedRequest is the request of a job that has left the spool, as far as
+// its accounting record (name, user, host count) and its report's header
+// (command, workdir, stdout) keep it. Walltime, model and its parameters,
+// environment, notify and mail settings, stderr, launch and submit_dir are
+// not kept: the new job goes without them (the profiler estimates it), and
+// the page says so beside the button. It refuses what it cannot rebuild:
+// no report, a field the report clipped, a co-allocated request, and
+// relative paths, which resolved against the directory the job was
+// submitted from (submit_dir), which neither keeps.
+func reapedRequest(rec *Record, head reportHead, haveReport bool) (spool.Job, error) {
+	switch {
+	case !haveReport:
+		return spool.Job{}, errors.New("its report, which keeps its command line, is gone (retention.reports_age)")
+	case len(head.Command) == 0:
+		return spool.Job{}, errors.New("its report shows no command (a rejected submission)")
+	case head.Clipped:
+		return spool.Job{}, errors.New("its report shows its command line or workdir cut short")
+	case head.Coallocated:
+		return spool.Job{}, errors.New("its co-allocated request (components) is not kept")
+	}
+	relative := func(p string) bool { return p != "" && !filepath.IsAbs(p) }
+	if relative(head.Workdir) || relative(head.Stdout) || (strings.Contains(head.Command[0], "/") && relative(head.Command[0])) {
+		return spool.Job{}, errors.New("its paths are relative to the directory it was submitted from, which is not kept; submit its job file again with msched submit")
+	}
+	req := spool.Job{Name: rec.Name, Command: head.Command, Workdir: head.Workdir, Stdout: head.Stdout}
+	if n := len(rec.Hosts); n > 1 {
+		req.Hosts = &spool.Hosts{Count: n}
+	}
+	return req, nil
 }
 
 // jobOwner is the uid a job runs as: its recorded uid, or, in a job file

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -181,33 +182,26 @@ func TestBrowser_JobPageShowsHistory(t *testing.T) {
 	}
 }
 
-// TestScreenshot takes the overview's picture for README. With -update it
-// rewrites docs/overview.png (go test ./web -run TestScreenshot -args -update).
-func TestScreenshot(t *testing.T) {
-	ctx := browser(t)
-	now := time.Now().UTC().Truncate(time.Minute).Add(30 * time.Second)
-	b := fixture{Jobs: 48, Hosts: 10, Now: now}.build(t)
-	srv := httptest.NewServer(New(Config{Spool: b.sp, HostsFile: filepath.Join(b.sp.Path(spool.DirDB), "hosts.yaml"),
-		OverviewLimit: 6, Now: func() time.Time { return now }}))
-	defer srv.Close()
-	if err := chromedp.Do(ctx,
-		chromedp.EmulateViewport(1280, 900),
-		chromedp.Navigate(srv.URL+"/"),
-		chromedp.WaitVisible(css(`#gantt rect[data-state="planned"]`)),
-	); err != nil {
-		t.Fatal(err)
-	}
-	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(png) < 20000 || string(png[1:4]) != "PNG" {
-		t.Fatalf("screenshot: %d bytes, not a PNG of a page", len(png))
-	}
-	if *update {
-		if err := os.WriteFile(filepath.Join("..", "docs", "overview.png"), png, 0o644); err != nil {
-			t.Fatal(err)
+// httpServer serves h on a loopback test server for the test's life and
+// returns its URL.
+func httpServer(t *testing.T, h http.Handler) string {
+	t.Helper()
+	srv := httptest.NewServer(h)
+	t.Cleanup(srv.Close)
+	return srv.URL
+}
+
+// waitFor polls ok every half second until it holds, or fails the test
+// after d.
+func waitFor(t *testing.T, d time.Duration, what string, ok func() bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), d)
+	defer cancel()
+	for !ok() {
+		select {
+		case <-ctx.Done():
+			t.Fatalf("gave up waiting %s for %s", d, what)
+		case <-time.After(500 * time.Millisecond):
 		}
-		t.Logf("wrote docs/overview.png (%d bytes)", len(png))
 	}
 }

@@ -1,7 +1,6 @@
 package web
 
 import (
-	"bufio"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -62,61 +61,6 @@ func readSchedStats(sp *spool.Spool) *SchedStats {
 		return nil
 	}
 	return &s
-}
-
-// Record is the part of a line of the reaper's accounting log
-// (db/accounting.jsonl) that the model accuracy page uses.
-type Record struct {
-	JID              string    `json:"jid"`
-	Name             string    `json:"name,omitempty"`
-	Executable       string    `json:"executable,omitempty"`
-	Model            string    `json:"model,omitempty"` // not recorded by every reaper; "" groups by executable
-	Hosts            []string  `json:"hosts,omitempty"`
-	PredictedSeconds *float64  `json:"predicted_seconds,omitempty"`
-	ActualSeconds    *float64  `json:"actual_seconds,omitempty"`
-	State            string    `json:"state"`
-	Reason           string    `json:"reason,omitempty"`
-	ExitStatus       *int      `json:"exit_status,omitempty"`
-	Signal           string    `json:"signal,omitempty"`
-	SubmittedAt      time.Time `json:"submitted_at,omitzero"`
-	StartedAt        time.Time `json:"started_at,omitzero"`
-	EndedAt          time.Time `json:"ended_at,omitzero"`
-}
-
-// readAccounting reads every whole line of the accounting log; unreadable
-// lines (a torn last append) are skipped, as the reaper skips them.
-func readAccounting(sp *spool.Spool) ([]Record, error) {
-	f, err := os.Open(filepath.Join(sp.Path(spool.DirDB), accountingFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	} else if err != nil {
-		return nil, fmt.Errorf("web: accounting: %w", err)
-	}
-	defer f.Close()
-	var rs []Record
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		var r Record
-		if json.Unmarshal(sc.Bytes(), &r) == nil && r.JID != "" {
-			rs = append(rs, r)
-		}
-	}
-	return rs, sc.Err()
-}
-
-// findRecord is the accounting record of one JID (the job left the spool).
-func findRecord(sp *spool.Spool, jid string) (*Record, error) {
-	rs, err := readAccounting(sp)
-	if err != nil {
-		return nil, err
-	}
-	for i := len(rs) - 1; i >= 0; i-- {
-		if rs[i].JID == jid {
-			return &rs[i], nil
-		}
-	}
-	return nil, nil
 }
 
 // ModelAccuracy is the prediction error of one model over the jobs that
@@ -198,7 +142,9 @@ func accuracy(rs []Record) []ModelAccuracy {
 	return append([]ModelAccuracy{row("all", all)}, out...)
 }
 
-// JobView is a job as the pages and the API show it.
+// JobView is a job as the pages and the API show it. Every JSON name is
+// snake_case, as in every other object of the API; times are RFC 3339,
+// durations seconds.
 type JobView struct {
 	JID              string        `json:"jid,omitempty"`
 	File             string        `json:"file,omitempty"` // the file name in submitted/
@@ -209,8 +155,8 @@ type JobView struct {
 	Workdir          string        `json:"workdir,omitempty"`
 	Notify           string        `json:"notify,omitempty"`
 	Request          string        `json:"request,omitempty"` // hosts requested, e.g. "2–8 hosts, arch sparc"
-	Model            *spool.Model  `json:"model,omitempty"`
-	Walltime         string        `json:"walltime,omitempty"`
+	Model            *ModelView    `json:"model,omitempty"`
+	WalltimeSeconds  *float64      `json:"walltime_seconds,omitempty"`
 	SubmittedAt      time.Time     `json:"submitted_at,omitzero"`
 	Hosts            []string      `json:"hosts,omitempty"`
 	Policy           string        `json:"policy,omitempty"`
@@ -228,21 +174,40 @@ type JobView struct {
 	Stderr           string        `json:"stderr,omitempty"`
 	Invalid          string        `json:"invalid,omitempty"` // why the file could not be read
 	Reaped           bool          `json:"reaped,omitempty"`  // left the spool; from the accounting log
-	job              *spool.Job
+	// A running job's clock, as of the request (setClock): time since it
+	// started, predicted time left (0 once past its prediction), how far
+	// past its prediction it is, and its walltime left.
+	ElapsedSeconds      *float64    `json:"elapsed_seconds,omitempty"`
+	RemainingSeconds    *float64    `json:"remaining_seconds,omitempty"`
+	OverrunSeconds      *float64    `json:"overrun_seconds,omitempty"`
+	WalltimeLeftSeconds *float64    `json:"walltime_left_seconds,omitempty"`
+	job                 *spool.Job  // in the spool: its file
+	rec                 *Record     // reaped: its accounting record
+	head                *reportHead // reaped: its report's header, if it could be read
+}
+
+// ModelView is a job's performance model in the API: spool.Model has
+// YAML names only.
+type ModelView struct {
+	Name   string             `json:"name"`
+	Params map[string]float64 `json:"params,omitempty"`
 }
 
 func viewJob(st spool.State, j *spool.Job) JobView {
 	v := JobView{JID: j.JID, State: st, Name: j.Name, User: j.User, Command: j.Command, Workdir: j.Workdir,
-		Notify: j.Notify, Model: j.Model, SubmittedAt: j.SubmittedAt, Reason: j.Reason,
+		Notify: j.Notify, SubmittedAt: j.SubmittedAt, Reason: j.Reason,
 		CancelRequested: j.CancelRequested, History: j.History, Stdout: j.Stdout, Stderr: j.Stderr, job: j}
 	if st == spool.Submitted {
 		v.File = j.File()
+	}
+	if j.Model != nil {
+		v.Model = &ModelView{Name: j.Model.Name, Params: j.Model.Params}
 	}
 	if len(j.Command) > 0 {
 		v.Request = requestText(j)
 	}
 	if j.Walltime > 0 {
-		v.Walltime = time.Duration(j.Walltime).String()
+		v.WalltimeSeconds = ptr(time.Duration(j.Walltime).Seconds())
 	}
 	if s := j.Schedule; s != nil {
 		v.Hosts, v.Policy = s.Hosts, s.Policy
@@ -259,11 +224,43 @@ func viewJob(st spool.State, j *spool.Job) JobView {
 	return v
 }
 
-func viewRecord(r *Record) JobView {
-	return JobView{JID: r.JID, State: spool.State(r.State), Name: r.Name, Hosts: r.Hosts,
+// setClock fills in a running job's elapsed time, predicted time left,
+// overrun and walltime left as of now.
+func (v *JobView) setClock(now time.Time) {
+	if v.State != spool.Running || v.StartedAt.IsZero() || !v.EndedAt.IsZero() {
+		return
+	}
+	e := max(now.Sub(v.StartedAt).Seconds(), 0)
+	v.ElapsedSeconds = &e
+	if p := v.PredictedSeconds; p != nil {
+		v.RemainingSeconds = ptr(max(*p-e, 0))
+		if e > *p {
+			v.OverrunSeconds = ptr(e - *p)
+		}
+	}
+	if w := v.WalltimeSeconds; w != nil {
+		v.WalltimeLeftSeconds = ptr(max(*w-e, 0))
+	}
+}
+
+// viewRecord is a reaped job from its accounting record; head, when its
+// report could be read, gives its command line and workdir (else the
+// command is the executable alone).
+func viewRecord(r *Record, head *reportHead) JobView {
+	v := JobView{JID: r.JID, State: spool.State(r.State), Name: r.Name, User: r.User, Hosts: r.Hosts,
 		PredictedSeconds: r.PredictedSeconds, ActualSeconds: r.ActualSeconds, StartedAt: r.StartedAt,
-		EndedAt: r.EndedAt, ExitStatus: r.ExitStatus, Signal: r.Signal, Reason: r.Reason,
-		SubmittedAt: r.SubmittedAt, Reaped: true}
+		EndedAt: r.EndedAt, ExitStatus: r.ExitStatus, Signal: r.Signal, Reason: r.Reason, Attempts: r.Attempts,
+		CancelRequested: r.Cancelled, SubmittedAt: r.SubmittedAt, Reaped: true, rec: r, head: head}
+	if r.Model != "" {
+		v.Model = &ModelView{Name: r.Model}
+	}
+	switch {
+	case head != nil && len(head.Command) > 0:
+		v.Command, v.Workdir, v.Stdout = head.Command, head.Workdir, head.Stdout
+	case r.Executable != "":
+		v.Command = []string{r.Executable}
+	}
+	return v
 }
 
 func requestText(j *spool.Job) string {
@@ -308,9 +305,15 @@ type StateJobs struct {
 // on between List and Read is skipped; one that cannot be parsed is shown
 // with why.
 func readState(sp *spool.Spool, st spool.State, limit int) (StateJobs, error) {
+	sj, _, err := readStateEntries(sp, st, limit)
+	return sj, err
+}
+
+// readStateEntries is readState that also returns the state's listing.
+func readStateEntries(sp *spool.Spool, st spool.State, limit int) (StateJobs, []spool.Entry, error) {
 	es, err := sp.List(st)
 	if err != nil {
-		return StateJobs{State: st}, err
+		return StateJobs{State: st}, nil, err
 	}
 	if st == spool.Finished || st == spool.Rejected {
 		for i, j := 0, len(es)-1; i < j; i, j = i+1, j-1 {
@@ -338,17 +341,83 @@ func readState(sp *spool.Spool, st spool.State, limit int) (StateJobs, error) {
 			sj.Jobs = append(sj.Jobs, v)
 			continue
 		case err != nil:
-			return sj, err
+			return sj, es, err
 		}
 		sj.Jobs = append(sj.Jobs, viewJob(st, j))
 	}
-	return sj, nil
+	return sj, es, nil
+}
+
+// spoolView is what a request read of the spool's states: each state's
+// count and first jobs, and where each listed file is.
+type spoolView struct {
+	States  []StateJobs
+	Total   int
+	Where   map[string]spool.State
+	Entries map[spool.State][]spool.Entry
+}
+
+// readSpool lists every state (or those given) and reads the first limit jobs of each, with
+// running jobs' clocks set as of now. Errors are returned, each for the
+// page to show; what was read is kept.
+func readSpool(sp *spool.Spool, limit int, now time.Time, states ...spool.State) (spoolView, []error) {
+	v := spoolView{Where: map[string]spool.State{}, Entries: map[spool.State][]spool.Entry{}}
+	var errs []error
+	if len(states) == 0 {
+		states = spool.States
+	}
+	for _, st := range states {
+		sj, es, err := readStateEntries(sp, st, limit)
+		if err != nil {
+			errs = append(errs, err)
+		}
+		v.Entries[st] = es
+		for _, e := range es {
+			v.Where[e.Name] = st
+		}
+		for i := range sj.Jobs {
+			sj.Jobs[i].setClock(now)
+		}
+		v.States = append(v.States, sj)
+		v.Total += sj.Count
+	}
+	return v, errs
+}
+
+// read is every job view read, for factsOf.
+func (v spoolView) read() []JobView {
+	var out []JobView
+	for _, sj := range v.States {
+		out = append(out, sj.Jobs...)
+	}
+	return out
+}
+
+// scheduleFacts reads what the hosts page, /api/hosts and /schedule.svg
+// need besides the schedule (factsOf), listing only the states a job in
+// the schedule can be in.
+func (h *handler) scheduleFacts(sched *spool.PublishedSchedule) map[string]jobFacts {
+	if sched == nil {
+		return nil
+	}
+	where := map[string]spool.State{}
+	for _, st := range []spool.State{spool.Queued, spool.Scheduling, spool.Runnable, spool.Running} {
+		names, err := h.cfg.Spool.Names(st)
+		if err != nil {
+			h.log.Warn("web: list", "state", st, "err", err)
+		}
+		for _, n := range names {
+			where[n] = st
+		}
+	}
+	return factsOf(h.cfg.Spool, sched, nil, where, h.cfg.Now())
 }
 
 // HostView is one host with its latest sample, whether it is up, and what
 // runs on it.
 type HostView struct {
 	Name    string `json:"name"`
+	Machine string `json:"machine"` // the machine it is a CPU slot of, or its own name (machines.go)
 	Arch    string `json:"arch,omitempty"`
 	Cluster string `json:"cluster,omitempty"`
 	Address string `json:"address,omitempty"`
@@ -360,23 +429,29 @@ type HostView struct {
 	// host (Down: why, since when).
 	State   string             `json:"state"`
 	Down    *hoststat.DownInfo `json:"down,omitempty"`
-	Stats   *hoststat.Stats    `json:"stats,omitempty"`   // nil: no sample yet
+	Stats   *hoststat.Stats    `json:"stats,omitempty"`   // nil: no sample yet; the machine's, on a CPU slot
 	Running []string           `json:"running,omitempty"` // JIDs running on it (schedule)
 	Planned int                `json:"planned"`           // planned jobs on it (schedule)
-	FreeAt  time.Time          `json:"free_at,omitzero"`  // predicted end of its running work
+	// FreeAt is when its running work is predicted to end; zero when a
+	// job on it has run past its prediction (Overrun names them): then
+	// nobody knows.
+	FreeAt  time.Time `json:"free_at,omitzero"`
+	Overrun []string  `json:"overrun,omitempty"`
 }
 
 // hosts merges the hosts file, the schedule's hosts, the stats store and
 // the record of down hosts (hoststat.Down). The hosts file is the
 // configured truth; the schedule's hosts stand in when it cannot be read (a
-// CGI program with no config).
-func (h *handler) hosts(sched *spool.PublishedSchedule) ([]HostView, error) {
+// CGI program with no config). facts (factsOf; nil: the schedule alone)
+// give running jobs' predicted ends.
+func (h *handler) hosts(sched *spool.PublishedSchedule, facts map[string]jobFacts) ([]HostView, error) {
 	var hv []HostView
 	index := map[string]int{}
 	add := func(v HostView) {
 		if _, ok := index[v.Name]; ok {
 			return
 		}
+		v.Machine, _ = machineOf(v.Name)
 		index[v.Name] = len(hv)
 		hv = append(hv, v)
 	}
@@ -397,20 +472,33 @@ func (h *handler) hosts(sched *spool.PublishedSchedule) ([]HostView, error) {
 		for _, x := range sched.Hosts {
 			add(HostView{Name: x.Name, Arch: x.Arch, Cluster: x.Cluster})
 		}
+		now := h.cfg.Now()
 		for _, j := range sched.Jobs {
+			f := facts[j.JID]
 			for _, n := range j.Hosts {
 				i, ok := index[n]
 				if !ok {
 					continue
 				}
-				if j.State == "running" {
-					hv[i].Running = append(hv[i].Running, j.JID)
-					if j.End.After(hv[i].FreeAt) {
-						hv[i].FreeAt = j.End
-					}
-				} else {
+				if j.State != "running" {
 					hv[i].Planned++
+					continue
 				}
+				if f.Gone {
+					continue
+				}
+				hv[i].Running = append(hv[i].Running, j.JID)
+				end, overrun := runningEnd(j, f, sched.GeneratedAt, now)
+				if overrun {
+					hv[i].Overrun = append(hv[i].Overrun, j.JID)
+				} else if end.After(hv[i].FreeAt) {
+					hv[i].FreeAt = end
+				}
+			}
+		}
+		for i := range hv {
+			if len(hv[i].Overrun) > 0 {
+				hv[i].FreeAt = time.Time{}
 			}
 		}
 	}

@@ -1,6 +1,8 @@
-// Package web is msched's status page: an overview (jobs per state, hosts,
-// the schedule as an SVG Gantt chart), a page per job, a hosts page, a
-// model accuracy page, a JSON API and Prometheus metrics.
+// Package web is msched's status page: an overview (the daemons' health,
+// jobs per state, the jobs that ended lately, queue length and utilisation
+// over the last day, the schedule as an SVG Gantt chart, hosts grouped by
+// machine), a page per job, the recent jobs (filtered, paged), a hosts
+// page, a model accuracy page, a JSON API and Prometheus metrics.
 //
 // One handler (New) serves two ways: as a long-running server (`msched web`,
 // `msched up --web`) and as a CGI program (`msched cgi`, or any invocation
@@ -14,17 +16,26 @@
 // The web page only reads the spool (spool.List, Read, Find) and what the
 // daemons publish under db/: the schedule (schedule.json, written by sched
 // after every decision), host samples (hoststat.ReadLatest), the accounting
-// log (accounting.jsonl, written by the reaper) and the scheduler's
-// evaluator and GA counters (evaluator.json, when sched publishes them).
-// Those files are decoded with this package's own types, because nothing
-// imports daemons; a test writes them with the daemons' types to keep the
-// two in step.
+// log (accounting.jsonl, written by the reaper; read from its end as far
+// as a request needs: accounting.go), the heartbeats, and the scheduler's
+// evaluator and GA counters (evaluator.json, when sched publishes them);
+// and the first lines of the reaper's reports (reports/<JID>.txt), which
+// keep a reaped job's command line (report.go). Those files are decoded
+// with this package's own types, because nothing imports daemons; a test
+// writes them with the daemons' types to keep the two in step.
+//
+// A CGI program does all of this for every request, the 5-second refresh
+// of the overview among them: what a request reads is bounded (the first
+// jobs of each state, the running jobs the schedule shows overrunning,
+// the log's last records), and the day's usage chart, which reads the log
+// back a day, is refreshed once a minute, not with the rest.
 //
 // # What it writes
 //
 // Nothing, unless an access token is configured. Then a user who logs in
 // with the token may cancel a job (a request in control/, spool.RequestCancel)
-// and resubmit one (its user fields, through spool.Submit into submitted/):
+// and resubmit one (its user fields, or a reaped job's from its record and
+// report, through spool.SubmitAs into submitted/, as the job's owner):
 // the two things any user may add to a spool. Every POST carries a CSRF
 // token derived from the session and is checked in constant time; the
 // session cookie is HttpOnly and SameSite=Strict. Logins write db/web/: a

@@ -11,24 +11,34 @@ import (
 	"syscall"
 	"time"
 
+	"msched/hoststat"
 	"msched/notify"
 	"msched/spool"
 )
 
 // Overview is the data of the overview page.
 type Overview struct {
-	States []StateJobs
-	Total  int
-	Hosts  []HostView
-	Gantt  Gantt
-	Sched  *spool.PublishedSchedule
-	Stats  *SchedStats
+	States   []StateJobs
+	Total    int
+	Hosts    []HostView
+	Machines []MachineView
+	Gantt    Gantt
+	Sched    *spool.PublishedSchedule
+	Stats    *SchedStats
 	// Daemons is what the daemons' heartbeats say; Trouble names those
 	// that are not up, for the banner at the top.
 	Daemons []DaemonView
 	Trouble []DaemonView
-	Errors  []string // what could not be read (the page shows the rest)
+	// Recent are the latest jobs that ended (recent.go).
+	Recent RecentList
+	// Usage is the day's chart: on the page, not in its 5-second
+	// refresh (the page fetches /usage once a minute).
+	Usage  *Usage
+	Errors []string // what could not be read (the page shows the rest)
 }
+
+// recentOverview is how many of the latest ended jobs the overview lists.
+const recentOverview = 10
 
 // DaemonView is one daemon's health, as the page and /api/daemons show it.
 type DaemonView struct {
@@ -60,28 +70,33 @@ func (h *handler) daemons() ([]DaemonView, error) {
 	return out, nil
 }
 
-// overviewData reads everything the overview shows. A part that cannot be
-// read is reported on the page, not turned into a 500: a status page is
+// overviewData reads everything the overview shows (the usage chart only
+// when usage is a span: not for the 5-second refresh). A part that cannot
+// be read is reported on the page, not turned into a 500: a status page is
 // most needed when something is wrong.
-func (h *handler) overviewData(limit int) Overview {
+func (h *handler) overviewData(limit int, usage string) Overview {
 	var o Overview
-	for _, st := range spool.States {
-		sj, err := readState(h.cfg.Spool, st, limit)
-		if err != nil {
-			o.Errors = append(o.Errors, h.shown(err))
-		}
-		o.States = append(o.States, sj)
-		o.Total += sj.Count
+	now := h.cfg.Now()
+	sv, errs := readSpool(h.cfg.Spool, limit, now)
+	for _, err := range errs {
+		o.Errors = append(o.Errors, h.shown(err))
 	}
+	o.States, o.Total = sv.States, sv.Total
 	sched, err := readSchedule(h.cfg.Spool)
 	if err != nil {
 		o.Errors = append(o.Errors, h.shown(err))
 	}
 	o.Sched = sched
-	o.Gantt = layoutGantt(sched, h.cfg.Now())
-	if o.Hosts, err = h.hosts(sched); err != nil {
+	facts := factsOf(h.cfg.Spool, sched, sv.read(), sv.Where, now)
+	if o.Hosts, err = h.hosts(sched, facts); err != nil {
 		o.Errors = append(o.Errors, h.shown(err))
 	}
+	o.Machines = groupMachines(o.Hosts)
+	stats := map[string]*hoststat.Stats{}
+	for _, hv := range o.Hosts {
+		stats[hv.Name] = hv.Stats
+	}
+	o.Gantt = layoutGanttWith(ganttInput{Sched: sched, Now: now, Facts: facts, Stats: stats})
 	o.Stats = readSchedStats(h.cfg.Spool)
 	if o.Daemons, err = h.daemons(); err != nil {
 		o.Errors = append(o.Errors, h.shown(err))
@@ -91,11 +106,21 @@ func (h *handler) overviewData(limit int) Overview {
 			o.Trouble = append(o.Trouble, d)
 		}
 	}
+	o.Recent = h.recent(RecentFilter{Page: 1}, recentOverview, &sv)
+	o.Errors = append(o.Errors, o.Recent.Errors...)
+	if usage != "" {
+		u := h.usageData(usage, now, sv, sched, len(o.Hosts))
+		o.Usage = &u
+	}
 	return o
 }
 
 func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
-	h.render(w, r, "overview", "msched", h.overviewData(h.cfg.OverviewLimit))
+	usage := usageSpan(r)
+	if r.URL.Query().Get("fragment") == "1" {
+		usage = ""
+	}
+	h.render(w, r, "overview", "msched", h.overviewData(h.cfg.OverviewLimit, usage))
 }
 
 func (h *handler) scheduleSVG(w http.ResponseWriter, r *http.Request) {
@@ -106,7 +131,7 @@ func (h *handler) scheduleSVG(w http.ResponseWriter, r *http.Request) {
 	}
 	w.Header().Set("Content-Type", "image/svg+xml")
 	w.Header().Set("Cache-Control", "no-store")
-	g := layoutGantt(sched, h.cfg.Now())
+	g := layoutGanttWith(ganttInput{Sched: sched, Now: h.cfg.Now(), Facts: h.scheduleFacts(sched)})
 	g.Standalone = true
 	if err := pages()["overview"].ExecuteTemplate(w, "gantt", ganttData{Base: h.cfg.Base, Gantt: g}); err != nil {
 		h.log.Error("web: schedule.svg", "err", err)
@@ -147,6 +172,9 @@ func (h *handler) jobList(w http.ResponseWriter, r *http.Request) {
 			h.fail(w, r, err)
 			return
 		}
+		for i := range sj.Jobs {
+			sj.Jobs[i].setClock(h.cfg.Now())
+		}
 		l.States = append(l.States, sj)
 	}
 	title := "Jobs"
@@ -163,6 +191,10 @@ type JobPage struct {
 	Report    bool     // reports/<jid>.txt exists
 	CanCancel bool
 	CanResub  bool
+	// ResubFrom says, for a reaped job, what Resubmit takes from its
+	// record and report and what it cannot; ResubNot why it cannot at all.
+	ResubFrom string
+	ResubNot  string
 	Message   string
 }
 
@@ -186,14 +218,44 @@ func (h *handler) jobPage(w http.ResponseWriter, r *http.Request) {
 		p.CanCancel = !v.CancelRequested
 	}
 	p.CanResub = v.job != nil && len(v.job.Command) > 0
+	if v.Reaped && v.rec != nil {
+		var head reportHead
+		if v.head != nil {
+			head = *v.head
+		}
+		req, err := reapedRequest(v.rec, head, v.head != nil)
+		if err != nil {
+			p.ResubNot = err.Error()
+		} else {
+			p.CanResub = true
+			p.ResubFrom = reapedNote(req)
+		}
+	}
+	v.setClock(h.cfg.Now())
+	p.Job = v
 	h.render(w, r, "job", v.JID+" "+v.Name, p)
 }
 
 // messages are the notes a POST redirects back with (?msg=): a fixed set,
 // so the query string cannot put text on the page.
 var messages = map[string]string{
-	"cancel":   "Cancel requested: the daemon that owns the job's state will act on it.",
-	"resubmit": "Resubmitted: a new job file is in submitted/.",
+	"cancel":          "Cancel requested: the daemon that owns the job's state will act on it.",
+	"resubmit":        "Resubmitted: a new job file is in submitted/.",
+	"resubmit-reaped": "Resubmitted from its accounting record and report: a new job file is in submitted/, without what they do not keep (walltime, model, environment, notify).",
+}
+
+// reapedNote says what Resubmit of a reaped job submits.
+func reapedNote(req spool.Job) string {
+	n := "1 host"
+	if req.Hosts != nil {
+		n = fmt.Sprintf("%d hosts", req.Hosts.Count)
+	}
+	wd := "the owner's home directory (no workdir)"
+	if req.Workdir != "" {
+		wd = req.Workdir
+	}
+	return fmt.Sprintf("Resubmit submits, from the job's report and accounting record, its name, command line and %s, in %s. "+
+		"Its walltime, model and parameters, environment, notify and mail settings are not kept: the new job runs without them (the profiler estimates it).", n, wd)
 }
 
 // output serves a job's captured stdout or stderr, read-only, as plain
@@ -284,8 +346,9 @@ func (h *handler) serveFile(w http.ResponseWriter, r *http.Request, dir, name st
 
 // HostsPage is the data of the hosts page.
 type HostsPage struct {
-	Hosts []HostView
-	Error string
+	Hosts    []HostView
+	Machines []MachineView
+	Error    string
 }
 
 func (h *handler) hostsPage(w http.ResponseWriter, r *http.Request) {
@@ -294,11 +357,11 @@ func (h *handler) hostsPage(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		p.Error = h.shown(err)
 	}
-	hv, err := h.hosts(sched)
+	hv, err := h.hosts(sched, h.scheduleFacts(sched))
 	if err != nil {
 		p.Error = h.shown(err)
 	}
-	p.Hosts = hv
+	p.Hosts, p.Machines = hv, groupMachines(hv)
 	h.render(w, r, "hosts", "Hosts", p)
 }
 

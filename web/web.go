@@ -61,24 +61,41 @@ var templateFS embed.FS
 // for package init, the shepherd of every job among them.
 var pages = sync.OnceValue(parsePages)
 
+// shared are the templates every page is parsed with; the others are one
+// page each.
+var shared = map[string]bool{"base.html": true, "gantt.html": true, "hosttable.html": true, "usagechart.html": true, "recentrows.html": true}
+
 func parsePages() map[string]*template.Template {
 	funcs := template.FuncMap{
-		"dur":      dur,
-		"secs":     func(p *float64) string { return optSecs(p) },
-		"stamp":    stamp,
-		"clock":    clock,
-		"ago":      ago,
-		"pct":      func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
-		"f1":       func(f float64) string { return fmt.Sprintf("%.1f", f) },
-		"f2":       func(f float64) string { return fmt.Sprintf("%.2f", f) },
-		"px":       func(f float64) string { return fmt.Sprintf("%.1f", f) },
-		"join":     strings.Join,
-		"argv":     argv,
-		"errpct":   errPct,
-		"outcome":  outcome,
-		"idle":     idle,
-		"sub":      func(a, b float64) float64 { return a - b },
-		"hostrows": func(base string, now time.Time, hs []HostView) hostRows { return hostRows{base, now, hs} },
+		"dur":         dur,
+		"secs":        func(p *float64) string { return optSecs(p) },
+		"stamp":       stamp,
+		"clock":       clock,
+		"ago":         ago,
+		"pct":         func(f float64) string { return fmt.Sprintf("%.1f%%", 100*f) },
+		"f1":          func(f float64) string { return fmt.Sprintf("%.1f", f) },
+		"f2":          func(f float64) string { return fmt.Sprintf("%.2f", f) },
+		"px":          func(f float64) string { return fmt.Sprintf("%.1f", f) },
+		"join":        strings.Join,
+		"argv":        argv,
+		"errpct":      errPct,
+		"outcome":     viewOutcome,
+		"idle":        idle,
+		"sub":         func(a, b float64) float64 { return a - b },
+		"machinerows": func(base string, now time.Time, ms []MachineView) machineRows { return machineRows{base, now, ms} },
+		"hostnow":     func(now time.Time, h HostView) hostNow { return hostNow{now, h} },
+		"hostwork":    func(base string, now time.Time, h HostView) hostWork { return hostWork{base, now, h} },
+		"slot":        slotName,
+		"add":         func(a, b float64) float64 { return a + b },
+		"mul":         func(a, b float64) float64 { return a * b },
+		"minus1":      func(n int) int { return n - 1 },
+		"recentrows": func(base string, now time.Time, l RecentList) recentRows {
+			return recentRows{base, now, l.Jobs, l.Filter}
+		},
+		"usagebox": func(base string, u *Usage, keep bool) usageBox { return usageBox{base, u, keep} },
+		"query":    func(f RecentFilter, page int) string { return f.Query(page) },
+		"dursp":    func(p *float64) string { return optSecs(p) },
+		"pctp":     func(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) },
 		"since":    since,
 		"modelkey": modelKey,
 		"chart":    func(base string, g Gantt) ganttData { return ganttData{Base: base, Gantt: g} },
@@ -89,10 +106,11 @@ func parsePages() map[string]*template.Template {
 		panic(err)
 	}
 	for _, n := range names {
-		if n.Name() == "base.html" || n.Name() == "gantt.html" || n.Name() == "hosttable.html" {
+		if shared[n.Name()] {
 			continue
 		}
-		t := template.Must(template.New("base.html").Funcs(funcs).ParseFS(templateFS, "templates/base.html", "templates/gantt.html", "templates/hosttable.html", "templates/"+n.Name()))
+		t := template.Must(template.New("base.html").Funcs(funcs).ParseFS(templateFS, "templates/base.html", "templates/gantt.html",
+			"templates/hosttable.html", "templates/usagechart.html", "templates/recentrows.html", "templates/"+n.Name()))
 		m[strings.TrimSuffix(n.Name(), ".html")] = t
 	}
 	return m
@@ -132,6 +150,8 @@ func New(cfg Config) http.Handler {
 	m.HandleFunc("GET /jobs/{jid}", h.jobPage)
 	m.HandleFunc("GET /jobs/{jid}/output/{stream}", h.output)
 	m.HandleFunc("GET /jobs/{jid}/report", h.report)
+	m.HandleFunc("GET /recent", h.recentPage)
+	m.HandleFunc("GET /usage", h.usagePage)
 	m.HandleFunc("GET /hosts", h.hostsPage)
 	m.HandleFunc("GET /models", h.modelsPage)
 	m.HandleFunc("GET /schedule.svg", h.scheduleSVG)
@@ -141,6 +161,8 @@ func New(cfg Config) http.Handler {
 	m.HandleFunc("GET /api/schedule", h.apiSchedule)
 	m.HandleFunc("GET /api/models", h.apiModels)
 	m.HandleFunc("GET /api/daemons", h.apiDaemons)
+	m.HandleFunc("GET /api/recent", h.apiRecent)
+	m.HandleFunc("GET /api/usage", h.apiUsage)
 	m.HandleFunc("GET /metrics", h.metrics)
 	m.HandleFunc("GET /login", h.loginPage)
 	m.HandleFunc("POST /login", h.login)
@@ -185,11 +207,34 @@ type ganttData struct {
 	Gantt Gantt
 }
 
-// hostRows is what the "hosttable" template draws.
-type hostRows struct {
-	Base  string
-	Now   time.Time
-	Hosts []HostView
+// hostNow is a host for the "hoststate" template.
+type hostNow struct {
+	Now time.Time
+	HostView
+}
+
+// hostWork is a host for the "hostwork" template.
+type hostWork struct {
+	Base string
+	Now  time.Time
+	H    HostView
+}
+
+// recentRows is what the "recentrows" template draws.
+type recentRows struct {
+	Base   string
+	Now    time.Time
+	Jobs   []RecentJob
+	Filter RecentFilter
+}
+
+// usageBox is what the "usagechart" template draws; Keep marks it to be
+// kept as it is when the overview's live part is refreshed (the chart has
+// its own, slower refresh).
+type usageBox struct {
+	Base string
+	U    *Usage
+	Keep bool
 }
 
 // since is the time from history event i-1 to event i.
@@ -233,10 +278,12 @@ func (h *handler) renderCode(w http.ResponseWriter, r *http.Request, code int, n
 	t := pages()[name]
 	p := page{Base: h.cfg.Base, Nonce: newNonce(), Title: title, Nav: name, Now: h.cfg.Now(),
 		Refresh: h.cfg.Refresh.Milliseconds(), Token: h.cfg.Token != "", Data: data, Path: r.URL.Path}
-	p.RefreshAt = h.cfg.Base + r.URL.Path + "?fragment=1"
-	if q := r.URL.Query().Get("state"); q != "" {
-		p.RefreshAt += "&state=" + templateQuery(q)
-	}
+	// The live part is fetched with the page's own query (a state, the
+	// recent list's filter and page), re-encoded.
+	q := r.URL.Query()
+	q.Del("fragment")
+	q.Set("fragment", "1")
+	p.RefreshAt = h.cfg.Base + r.URL.Path + "?" + q.Encode()
 	if sess, ok := h.session(r); ok {
 		p.Authed, p.CSRF = true, h.csrfToken(sess)
 	}
@@ -255,13 +302,6 @@ func (h *handler) renderCode(w http.ResponseWriter, r *http.Request, code int, n
 		"default-src 'none'; script-src 'nonce-%[1]s'; style-src 'nonce-%[1]s'; img-src 'self' data:; connect-src 'self'; form-action 'self'; base-uri 'none'; frame-ancestors 'none'", p.Nonce))
 	w.WriteHeader(code)
 	_, _ = w.Write(buf.Bytes())
-}
-
-func templateQuery(s string) string {
-	if spool.State(s).Valid() {
-		return s
-	}
-	return ""
 }
 
 // fail logs an error whole and answers 500 with its message without
@@ -339,7 +379,13 @@ func (h *handler) lookup(jid string) (JobView, bool, error) {
 	if err != nil || rec == nil {
 		return JobView{}, false, err
 	}
-	return viewRecord(rec), true, nil
+	var head *reportHead
+	if rh, err := readReportHead(h.cfg.Spool, jid); err == nil {
+		head = &rh
+	} else if !errors.Is(err, errNoReport) {
+		h.log.Warn("web: report not read", "jid", jid, "err", err)
+	}
+	return viewRecord(rec, head), true, nil
 }
 
 // Template helpers.
@@ -389,7 +435,8 @@ func argv(a []string) string {
 	return strings.Join(q, " ")
 }
 
-func outcome(v JobView) string {
+// viewOutcome is how a job ended, in a few words.
+func viewOutcome(v JobView) string {
 	switch {
 	case v.ExitStatus != nil:
 		return fmt.Sprintf("exit %d", *v.ExitStatus)

@@ -1,0 +1,195 @@
+package web
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"time"
+
+	"msched/spool"
+)
+
+// The accounting log (db/accounting.jsonl), which the reaper appends a line
+// to for every job that leaves the spool, is where the page finds the jobs
+// that have ended: the reaper removes a job file as soon as it has written
+// the job's report and record, so finished/ and rejected/ are almost always
+// empty. The log grows to retention.accounting_bytes (64 MiB by default,
+// about 200,000 jobs) before it is rotated, and a CGI program reads it on
+// every request: the overview and the recent jobs list therefore read it
+// backwards from its end, as far as they need (scanBack), and only the
+// model accuracy page and /metrics read it whole.
+
+// Record is the part of a line of the reaper's accounting log that the page
+// shows. Its fields and JSON names are daemons.Record's (web may not import
+// daemons; a test decodes a daemons.Record through it).
+type Record struct {
+	JID              string    `json:"jid"`
+	Name             string    `json:"name,omitempty"`
+	User             string    `json:"user,omitempty"`
+	Executable       string    `json:"executable,omitempty"`
+	Model            string    `json:"model,omitempty"` // not recorded by every reaper; "" groups by executable
+	Hosts            []string  `json:"hosts,omitempty"`
+	SubmittedAt      time.Time `json:"submitted_at,omitzero"`
+	StartedAt        time.Time `json:"started_at,omitzero"`
+	EndedAt          time.Time `json:"ended_at,omitzero"`
+	WaitSeconds      *float64  `json:"wait_seconds,omitempty"`
+	PredictedSeconds *float64  `json:"predicted_seconds,omitempty"`
+	ActualSeconds    *float64  `json:"actual_seconds,omitempty"`
+	ExitStatus       *int      `json:"exit_status,omitempty"`
+	Signal           string    `json:"signal,omitempty"`
+	State            string    `json:"state"` // spool.Outcome: exited or rejected
+	Reason           string    `json:"reason,omitempty"`
+	Attempts         int       `json:"attempts,omitempty"`
+	Cancelled        bool      `json:"cancelled,omitempty"`
+}
+
+// latest is the last time the record knows of: when the job ended, else
+// started, else was submitted. A job is "recent" by it.
+func (r *Record) latest() time.Time {
+	t := r.SubmittedAt
+	if r.StartedAt.After(t) {
+		t = r.StartedAt
+	}
+	if r.EndedAt.After(t) {
+		t = r.EndedAt
+	}
+	return t
+}
+
+// parseRecordLine decodes one line of the log as daemons.ParseRecordLine
+// does: a line that does not decode may be a torn append of an older
+// msched with the record written again after it on the same line, so the
+// last record start on the line is tried too.
+func parseRecordLine(line []byte) (Record, bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return Record{}, false
+	}
+	var r Record
+	if json.Unmarshal(line, &r) == nil && r.JID != "" {
+		return r, true
+	}
+	if i := bytes.LastIndex(line, []byte(`{"jid":`)); i > 0 {
+		r = Record{}
+		if json.Unmarshal(line[i:], &r) == nil && r.JID != "" {
+			return r, true
+		}
+	}
+	return Record{}, false
+}
+
+func accountingPath(sp *spool.Spool) string {
+	return filepath.Join(sp.Path(spool.DirDB), accountingFile)
+}
+
+// readAccounting reads every whole line of the accounting log; unreadable
+// lines (a torn last append) are skipped, as the reaper skips them.
+func readAccounting(sp *spool.Spool) ([]Record, error) {
+	f, err := os.Open(accountingPath(sp))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("web: accounting: %w", err)
+	}
+	defer f.Close()
+	var rs []Record
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 64<<10), 16<<20)
+	for sc.Scan() {
+		if r, ok := parseRecordLine(sc.Bytes()); ok {
+			rs = append(rs, r)
+		}
+	}
+	return rs, sc.Err()
+}
+
+// scanChunk is how much of the log scanBack reads at a time: a hundred or
+// so records.
+const scanChunk = 64 << 10
+
+// scanBack calls fn with the whole lines of the accounting log, the last
+// first, until fn returns false, the start of the log, or limit bytes read
+// (limit ≤ 0: no limit). A last line without its newline is an append in
+// progress and is skipped. complete says the scan stopped because fn or
+// the log's start said so, not the limit. A missing log is empty.
+func scanBack(sp *spool.Spool, limit int64, fn func(line []byte) bool) (complete bool, err error) {
+	f, err := os.Open(accountingPath(sp))
+	if errors.Is(err, fs.ErrNotExist) {
+		return true, nil
+	} else if err != nil {
+		return false, fmt.Errorf("web: accounting: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("web: accounting: %w", err)
+	}
+	pos, read := fi.Size(), int64(0)
+	var head []byte  // the end of a line that begins in the next chunk read
+	skipping := true // still inside a last line that has no newline yet
+	for pos > 0 {
+		if limit > 0 && read >= limit {
+			return false, nil
+		}
+		n := min(int64(scanChunk), pos)
+		pos -= n
+		read += n
+		buf := make([]byte, n, n+int64(len(head)))
+		if _, err := f.ReadAt(buf, pos); err != nil && !errors.Is(err, io.EOF) {
+			return false, fmt.Errorf("web: accounting: %w", err)
+		}
+		buf = append(buf, head...)
+		if skipping {
+			i := bytes.LastIndexByte(buf, '\n')
+			if i < 0 {
+				continue
+			}
+			buf, skipping = buf[:i], false
+		}
+		// buf ends where a line ends (its newline cut off); its first
+		// segment began in the chunk before, unless this is the log's start.
+		for {
+			i := bytes.LastIndexByte(buf, '\n')
+			if i < 0 {
+				break
+			}
+			if line := buf[i+1:]; len(line) > 0 && !fn(line) {
+				return true, nil
+			}
+			buf = buf[:i]
+		}
+		if pos == 0 {
+			if len(buf) > 0 {
+				fn(buf)
+			}
+			return true, nil
+		}
+		head = bytes.Clone(buf)
+	}
+	return true, nil
+}
+
+// findRecord is the accounting record of one JID (the job left the spool):
+// the log is read from its end, where recently reaped jobs are, and only
+// lines that name the JID are decoded.
+func findRecord(sp *spool.Spool, jid string) (*Record, error) {
+	needle := []byte(`"jid":"` + jid + `"`)
+	var found *Record
+	_, err := scanBack(sp, 0, func(line []byte) bool {
+		if !bytes.Contains(line, needle) {
+			return true
+		}
+		if r, ok := parseRecordLine(line); ok && r.JID == jid {
+			found = &r
+			return false
+		}
+		return true
+	})
+	return found, err
+}
