@@ -374,9 +374,19 @@ func (m *Mailer) Close() error {
 
 // Pending is how many reports wait for delivery: the files in db/mailq/.
 func (m *Mailer) Pending() int {
-	des, err := os.ReadDir(m.queue)
-	if err != nil {
-		return 0
+	n, _ := QueueLength(filepath.Dir(m.queue))
+	return n
+}
+
+// QueueLength is how many reports wait for delivery in the mail queue of
+// the spool whose db/ directory is dbDir (for the status page's metrics,
+// which may run in another process); 0 when there is no queue.
+func QueueLength(dbDir string) (int, error) {
+	des, err := os.ReadDir(filepath.Join(dbDir, MailQueueDir))
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	} else if err != nil {
+		return 0, fmt.Errorf("notify: mail queue: %w", err)
 	}
 	n := 0
 	for _, de := range des {
@@ -384,7 +394,7 @@ func (m *Mailer) Pending() int {
 			n++
 		}
 	}
-	return n
+	return n, nil
 }
 
 func isQueueFile(de fs.DirEntry) bool {

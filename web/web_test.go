@@ -433,20 +433,20 @@ func TestMetrics(t *testing.T) {
 		got[m[1]] = m[2]
 	}
 	for k, v := range map[string]string{
-		`msched_jobs{state="queued"}`:               "40",
-		`msched_jobs{state="running"}`:              "7",
-		`msched_evaluator_cache_hit_ratio`:          "0.9",
-		`msched_ga_generations_total`:               "12345",
-		`msched_ga_generations_per_second`:          "20.575",
-		`msched_prediction_jobs{model="all"}`:       "60",
-		`msched_schedule_jobs{kind="running"}`:      "7",
-		`msched_evaluator_hits_total{level="disk"}`: "200",
+		`msched_jobs{state="queued"}`:                   "40",
+		`msched_jobs{state="running"}`:                  "7",
+		`msched_evaluator_cache_hit_ratio`:              "0.9",
+		`msched_ga_generations_total`:                   "12345",
+		`msched_ga_generations_per_second`:              "20.575",
+		`msched_prediction_jobs{model="exe:particles"}`: "8",
+		`msched_schedule_jobs{kind="running"}`:          "7",
+		`msched_evaluator_hits_total{level="disk"}`:     "200",
 	} {
 		if got[k] != v {
 			t.Errorf("%s = %q, want %s", k, got[k], v)
 		}
 	}
-	if _, ok := got[`msched_prediction_mape_ratio{model="all"}`]; !ok {
+	if _, ok := got[`msched_prediction_mape_ratio{model="exe:particles"}`]; !ok {
 		t.Error("no MAPE")
 	}
 }
