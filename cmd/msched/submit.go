@@ -255,21 +255,23 @@ func runSubmit(cmd *cobra.Command, v *viper.Viper, f *submitFlags, args []string
 	}
 	initState := daemonState(sp, "init")
 	bound := f.jidWait
-	if initState != spool.HealthUp {
+	switch {
+	case f.wait:
+		if initState != spool.HealthUp {
+			fmt.Fprintf(cmd.ErrOrStderr(), "init is %s: waiting for it to take the jobs (Ctrl-C stops waiting; the jobs stay submitted)\n", initState)
+		}
+		bound = -1 // as long as ctx lets
+	case initState != spool.HealthUp:
 		bound = 0 // nobody will take them now
 	}
-	if f.wait && initState != spool.HealthUp {
-		fmt.Fprintf(cmd.ErrOrStderr(), "init is %s: waiting for it to take the jobs (Ctrl-C stops waiting; the jobs stay submitted)\n", initState)
-		bound = -1 // as long as ctx lets
-	}
 	learnJIDs(ctx, sp, watch, last, subs, bound)
-	reportSubmitted(cmd, sp, f.parsable, subs, initState, f.jidWait)
+	refused := reportSubmitted(ctx, cmd, sp, f.parsable, subs, initState, f.jidWait)
 	if !f.wait {
-		return nil
+		return refused
 	}
 	for _, s := range subs {
 		if s.jids() == nil {
-			return codef(exitError, "stopped waiting: %s has no JID yet (msched status lists it)", s.label)
+			return codef(128+2, "stopped waiting: %s has no JID yet (msched status lists it)", s.label)
 		}
 	}
 	return waitSubmitted(ctx, cmd, sp, f.parsable, subs)
@@ -621,14 +623,37 @@ func sleepCtx(ctx context.Context, d time.Duration) {
 
 // reportSubmitted prints each job's JID, or, for one whose JID is not
 // known, where it waits and why (on standard error with --parsable, whose
-// standard output is JIDs only).
-func reportSubmitted(cmd *cobra.Command, sp *spool.Spool, parsable bool, subs []*submission, initState string, jidWait time.Duration) {
+// standard output is JIDs only). A job init has rejected already (a
+// refusal submit's checks cannot see: the daemons serve another user) is
+// said to be, with init's reason, and is exitRefused.
+func reportSubmitted(ctx context.Context, cmd *cobra.Command, sp *spool.Spool, parsable bool, subs []*submission, initState string, jidWait time.Duration) error {
 	out, errw := cmd.OutOrStdout(), cmd.ErrOrStderr()
 	note := out
 	if parsable {
 		note = errw
 	}
+	var firsts []string
 	for _, s := range subs {
+		if s.claim != nil {
+			firsts = append(firsts, s.claim.JID)
+		}
+	}
+	status, _ := daemons.LookupJobs(ctx, sp, firsts) // nil on error: none is known rejected
+	var refused error
+	for _, s := range subs {
+		if s.claim != nil {
+			if st := status[s.claim.JID]; st.Ended && !st.Outcome.Exited {
+				fmt.Fprintf(note, "%s: submitted as %s, and rejected by init: %s\n", s.label, s.claim.JID,
+					strings.ReplaceAll(st.Outcome.Reason, "\n", "\n  "))
+				if parsable {
+					fmt.Fprintln(out, s.claim.JID)
+				}
+				if refused == nil {
+					refused = codef(exitRefused, "%s rejected by init", s.claim.JID)
+				}
+				continue
+			}
+		}
 		where := filepath.Join(sp.Dir(spool.Submitted), s.ticket.Name)
 		jids := s.jids()
 		switch {
@@ -639,13 +664,6 @@ func reportSubmitted(cmd *cobra.Command, sp *spool.Spool, parsable bool, subs []
 			fmt.Fprintf(note, "%s: submitted as %s, without a JID yet: init has not taken it within %s; it gets its JID when init does (msched status lists it)\n",
 				s.label, where, jidWait)
 		case jids == nil:
-			if st, _ := sp.StateOf(s.claim.JID); st == spool.Rejected {
-				fmt.Fprintf(note, "%s: submitted as %s, and rejected by init (msched status %s says why)\n", s.label, s.claim.JID, s.claim.JID)
-				if parsable {
-					fmt.Fprintln(out, s.claim.JID)
-				}
-				continue
-			}
 			fmt.Fprintf(note, "%s: submitted as %s, an array of %d jobs (array: %s); init gives its other jobs their JIDs as it queues them\n",
 				s.label, s.claim.JID, s.members, s.job.Array)
 			if parsable {
@@ -661,6 +679,7 @@ func reportSubmitted(cmd *cobra.Command, sp *spool.Spool, parsable bool, subs []
 			fmt.Fprintf(out, "%s: submitted as %s\n", s.label, jids[0])
 		}
 	}
+	return refused
 }
 
 // jidRanges writes JIDs with runs of consecutive ones as ranges:

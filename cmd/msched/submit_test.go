@@ -573,3 +573,29 @@ func TestSubmit_DependencyWaits(t *testing.T) {
 		t.Errorf("%d records", len(r))
 	}
 }
+
+// A job init rejected before submit reports it (a refusal submit's own
+// checks cannot see) is said to be, with init's reason, and is exit 4.
+func TestSubmit_ReportsInitsRejection(t *testing.T) {
+	sp, _ := newSubmitSpool(t)
+	in := sp.As(spool.Init)
+	name, err := sp.Submit("job.yaml", []byte("command: [\"true\"]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := in.Claim(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := in.Move(c.Rejection("submitted by bob, but these daemons run as alice"), spool.Submitted, spool.Rejected, "test"); err != nil {
+		t.Fatal(err)
+	}
+	cmd := newSubmitCmd(viper.New())
+	var out strings.Builder
+	cmd.SetOut(&out)
+	s := &submission{label: "job.yaml", members: 1, claim: &spool.TicketClaim{JID: c.JID}}
+	err = reportSubmitted(context.Background(), cmd, sp, false, []*submission{s}, spool.HealthUp, time.Second)
+	if exitCode(err) != exitRefused || out.String() != "job.yaml: submitted as J000001, and rejected by init: submitted by bob, but these daemons run as alice\n" {
+		t.Errorf("exit %d, %v\n%q", exitCode(err), err, out.String())
+	}
+}
