@@ -13,12 +13,16 @@ import (
 	"msched/spool"
 )
 
-// predictor wraps the model predictor of the sched daemon: jobs with a
+// predictor wraps the model predictor of the sched daemon in the rule of
+// profiler.Predictor (README, "How run times are predicted"): jobs with a
 // performance model are predicted by it (corrected by what finished jobs
-// taught, with learning.correct), the others by the historical profiler
-// (<spool>/db/profiler.db), whose Mean + HalfWidth stands in for a model.
-// Both learn from the accounting log as the reaper appends to it, until
-// ctx ends.
+// taught, with learning.correct), never above their walltime; the others
+// by their walltime, which only the historical profiler's record
+// (<spool>/db/profiler.db) of the user's own runs of the command may bring
+// down, or without a walltime by the profiler's Mean + HalfWidth at the
+// finest level with history. The profiler and the correction learn from
+// the accounting log as the reaper appends to it, until ctx ends. sched
+// writes where each prediction came from into the job's schedule.
 func (s *system) predictor(ctx context.Context, models policy.Predictor, log *slog.Logger) (policy.Predictor, error) {
 	db := s.sp.Path(spool.DirDB)
 	acct := filepath.Join(db, daemons.AccountingJSONL)
