@@ -205,7 +205,7 @@ var outcomes = []string{"completed", "failed", "killed", "cancelled", "rejected"
 // endOutcome is how the job of r ended, one of outcomes.
 func endOutcome(r Record) string {
 	switch {
-	case r.Reason == "cancelled":
+	case r.Cancelled || r.Reason == "cancelled":
 		return "cancelled"
 	case r.State == spool.OutcomeRejected:
 		return "rejected"

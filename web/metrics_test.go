@@ -137,7 +137,9 @@ func TestMetrics_Exposition(t *testing.T) {
 			PredictedSeconds: f(9), ActualSeconds: f(0.001)},
 		{JID: "J900002", State: "exited", Signal: "SIGKILL", Reason: "walltime exceeded", SubmittedAt: t0, StartedAt: t0.Add(20 * time.Second),
 			Model: "m", PredictedSeconds: f(3), ActualSeconds: f(4)},
-		{JID: "J900003", State: "rejected", Reason: "cancelled", SubmittedAt: t0},
+		{JID: "J900003", State: "rejected", Reason: "cancelled", Cancelled: true, SubmittedAt: t0},
+		// Cancelled while it ran: killed by SIGTERM, and cancelled.
+		{JID: "J900006", State: "exited", Signal: "SIGTERM", Cancelled: true, SubmittedAt: t0, StartedAt: t0.Add(2 * time.Hour)},
 		{JID: "J900004", State: "rejected", Reason: "needs 9 hosts", SubmittedAt: t0},
 		{JID: "J900005", State: "exited", ExitStatus: &zero, SubmittedAt: t0, StartedAt: t0.Add(500 * time.Millisecond), Model: "m",
 			PredictedSeconds: f(11), ActualSeconds: f(10)},
@@ -181,7 +183,7 @@ func TestMetrics_Exposition(t *testing.T) {
 	}
 
 	finished := want("msched_jobs_finished_total", "counter")
-	for outcome, n := range map[string]float64{"completed": 61, "failed": 1, "killed": 1, "cancelled": 1, "rejected": 1} {
+	for outcome, n := range map[string]float64{"completed": 61, "failed": 1, "killed": 1, "cancelled": 2, "rejected": 1} {
 		if v, ok := finished.value("msched_jobs_finished_total", "outcome", outcome); !ok || v != n {
 			t.Errorf("jobs finished %s = %v (%v), want %v", outcome, v, ok, n)
 		}
@@ -197,15 +199,15 @@ func TestMetrics_Exposition(t *testing.T) {
 			last = s.value
 		}
 	}
-	for le, n := range map[string]float64{"1": 1, "5": 2, "15": 2, "60": 3, "3600": 63, "+Inf": 63} {
+	for le, n := range map[string]float64{"1": 1, "5": 2, "15": 2, "60": 3, "3600": 63, "14400": 64, "+Inf": 64} {
 		if v, _ := wait.value("msched_job_wait_seconds_bucket", "le", le); v != n {
 			t.Errorf("waits ≤ %s s: %v, want %v", le, v, n)
 		}
 	}
-	if c, _ := wait.value("msched_job_wait_seconds_count"); c != 63 {
-		t.Errorf("wait count %v, want 63 (the jobs that started)", c)
+	if c, _ := wait.value("msched_job_wait_seconds_count"); c != 64 {
+		t.Errorf("wait count %v, want 64 (the jobs that started)", c)
 	}
-	if s, _ := wait.value("msched_job_wait_seconds_sum"); math.Abs(s-(60*3600+23.5)) > 1e-6 {
+	if s, _ := wait.value("msched_job_wait_seconds_sum"); math.Abs(s-(60*3600+23.5+7200)) > 1e-6 {
 		t.Errorf("wait sum %v", s)
 	}
 
