@@ -133,6 +133,15 @@
 // refuses aliases and merge keys (parse.go). A rejected file's name and
 // notify address are salvaged from its parsed node tree, never decoded.
 //
+// An array submission (array:, array.go) is many jobs from one claim.
+// Before init queues any of them it reserves their JIDs, the claim's own
+// for the first and consecutive ones after it, by renaming the claim to
+// claim.<JID>+<first>-<last>.<arrival>.<name> (ReserveArray); the claim
+// has served once every one of those JIDs is in a state or reaped, and
+// RecoverClaimsWith hands back one that has not with the members already
+// queued marked, so that init queues only the others, under the JIDs
+// reserved.
+//
 // Submitters should write a dot-file and rename it into submitted/ (Submit
 // does): such a file is claimed at once. A file written in place is claimed
 // only once no process has it open for writing (a read lease is refused
