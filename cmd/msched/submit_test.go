@@ -307,9 +307,15 @@ func TestSubmit_PrintsTheJID(t *testing.T) {
 	if want := "sweep.yaml: submitted as J000007, an array of 3 jobs (array: 1-3%2): J000007-J000009\n"; err != nil || out != want {
 		t.Errorf("submit sweep.yaml: %v\n%q\n%s\nwant %q", err, out, errs, want)
 	}
+	// The JIDs are known once init has claimed the files (and reserved an
+	// array's); the jobs are queued an instant later.
 	for _, jid := range []string{"J000001", "J000006", "J000009"} {
-		if st, ok := sp.StateOf(jid); !ok || st != spool.Queued {
-			t.Errorf("%s is %q, want queued", jid, st)
+		for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+			if st, _ := sp.StateOf(jid); st == spool.Queued {
+				break
+			} else if time.Now().After(deadline) {
+				t.Fatalf("%s is %q, want queued", jid, st)
+			}
 		}
 	}
 }
