@@ -3,10 +3,13 @@ package notify_test
 import (
 	"context"
 	"net/mail"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"msched/daemons"
 	"msched/notify"
 	"msched/spool"
 )
@@ -145,5 +148,82 @@ func TestMailer_NoDomainAndDefaultSender(t *testing.T) {
 	time.Sleep(50 * time.Millisecond) // and no third
 	if got := s.messages(); len(got) != 2 || got[1].From != "msched@node7.example.com" || got[1].To[0] != "carol@example.net" {
 		t.Errorf("%d messages; the second from %q to %q; want only carol's (alice has no address)", len(got), got[1].From, got[1].To)
+	}
+}
+
+// The reaper, with the Mailer on a real SMTP server: a job of alice's
+// (mail.domain example.org) that asks for mail: [begin, end] gets the
+// begin notice while it runs and, once it has ended, its report; a
+// restarted reaper that sees it running again sends no second notice.
+func TestReaper_BeginAndEndMailThroughSMTP(t *testing.T) {
+	s := startSMTP(t, plainServer, nil)
+	sp, err := spool.Create(filepath.Join(t.TempDir(), "spool"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	jid, err := sp.NextJID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	j := &spool.Job{JID: jid, Name: "both", User: "alice", Command: []string{"sleep", "40"}, Mail: []string{spool.MailBegin, spool.MailEnd},
+		SubmittedAt: now.Add(-time.Second), Walltime: spool.Duration(2 * time.Minute),
+		History:  []spool.Event{{State: spool.Submitted, At: now}, {State: spool.Running, At: now}},
+		Schedule: &spool.Schedule{Hosts: []string{"h0"}, PredictedSeconds: 120, EstimateSource: "walltime (no history of this command by this user)"},
+		Run:      &spool.RunInfo{StartedAt: now, Attempts: 1}}
+	write := func(st spool.State) {
+		b, err := j.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := spool.WriteAtomic(sp.Dir(st), jid, b); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(spool.Running)
+	cfg := configFor(s)
+	cfg.Domain = "example.org"
+	reaper := func() (stop func()) {
+		m, _ := openMailer(t, cfg, sp.Path(spool.DirDB))
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() {
+			done <- (&daemons.Reaper{Env: daemons.Env{Spool: sp, Log: testLog(t), Rescan: 20 * time.Millisecond}, Notifier: m}).Run(ctx)
+		}()
+		return func() {
+			cancel()
+			if err := <-done; err != nil {
+				t.Error(err)
+			}
+			_ = m.Close()
+		}
+	}
+	stop := reaper()
+	eventually(t, "the begin notice", func() bool { return len(s.messages()) == 1 })
+	stop()
+	stop = reaper() // sees the job running again
+	time.Sleep(100 * time.Millisecond)
+	// It ends: the run daemon moves it to finished/.
+	zero := 0
+	j.Run.EndedAt, j.Run.ExitStatus = time.Now().UTC(), &zero
+	if err := os.Remove(filepath.Join(sp.Dir(spool.Running), jid)); err != nil {
+		t.Fatal(err)
+	}
+	write(spool.Finished)
+	eventually(t, "the report", func() bool { return len(s.messages()) == 2 })
+	time.Sleep(50 * time.Millisecond)
+	stop()
+	msgs := s.messages()
+	if len(msgs) != 2 {
+		t.Fatalf("%d messages, want the begin notice and the report", len(msgs))
+	}
+	for i, want := range []string{"msched: job " + jid + " (both) started on h0", "msched: job " + jid + " (both) exited with status 0"} {
+		msg, body := parse(t, msgs[i].Data)
+		if got := msg.Header.Get("Subject"); got != want || msgs[i].To[0] != "alice@example.org" {
+			t.Errorf("mail %d: %q to %q, want %q to alice@example.org", i, got, msgs[i].To, want)
+		}
+		if !strings.Contains(body, "Estimate:    walltime (no history of this command by this user)") {
+			t.Errorf("mail %d does not say where the prediction came from:\n%s", i, body)
+		}
 	}
 }
