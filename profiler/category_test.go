@@ -3,6 +3,8 @@ package profiler
 import (
 	"strings"
 	"testing"
+
+	"msched/learn"
 )
 
 func TestCategory(t *testing.T) {
@@ -37,5 +39,16 @@ func TestCategory(t *testing.T) {
 	}
 	if got := Category([]string{"sh", "-c", strings.Repeat("é", 200)}); len(got) > MaxCategory || !strings.HasPrefix(got, "sh -c é") || strings.ContainsRune(got, '\uFFFD') {
 		t.Errorf("clipped to %d bytes: %q", len(got), got)
+	}
+}
+
+// The feed counts a run in its record's category; a record of an older
+// reaper, which has none, in its executable.
+func TestRecordCategory(t *testing.T) {
+	if got := RecordCategory(learn.Record{Executable: "sh", Category: "sh -c make"}); got != "sh -c make" {
+		t.Errorf("with a category: %q", got)
+	}
+	if got := RecordCategory(learn.Record{Executable: "./sim"}); got != "./sim" {
+		t.Errorf("without: %q", got)
 	}
 }
