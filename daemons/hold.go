@@ -132,7 +132,7 @@ func (c *holdCycle) dependencies(j *spool.Job) (why string, never bool) {
 	for _, dep := range append(afterOK[:len(afterOK):len(afterOK)], after...) {
 		c.named[dep] = true
 		if n, _ := spool.JIDNumber(dep); n >= own {
-			return fmt.Sprintf("dependency %s was submitted after this job: a job can wait only for jobs submitted before it", dep), true
+			return fmt.Sprintf("dependency %s is not older than this job (%s): a job can wait only for jobs submitted before it", dep, j.JID), true
 		}
 		if _, ok := c.h.ended[dep]; !ok {
 			if _, ok := c.status[dep]; !ok {

@@ -140,7 +140,7 @@ func TestSched_Dependencies(t *testing.T) {
 	for jid, want := range map[string]string{
 		afterFailed: "afterok: " + failed + " exited with status 3; it had to exit with status 0",
 		afterBurned: "dependency " + burned + ": no such job (not in the spool, nor in its accounting log)",
-		afterLater:  "dependency J000099 was submitted after this job: a job can wait only for jobs submitted before it",
+		afterLater:  "dependency J000099 is not older than this job (" + afterLater + "): a job can wait only for jobs submitted before it",
 	} {
 		if r := inState(t, sp, jid, spool.Rejected); r.Reason != want {
 			t.Errorf("%s rejected for %q, want %q", jid, r.Reason, want)

@@ -124,7 +124,7 @@ or arguments; 4 an invalid job (nothing submitted); 1 another error; with
 	fl.StringVar(&f.hosts, "hosts", "", "how many hosts: N, or A-B (moldable: the scheduler picks between A and B), or A- (at least A)")
 	fl.StringVar(&f.arch, "arch", "", "only hosts of this architecture (the hosts file's arch)")
 	fl.StringVar(&f.cluster, "cluster", "", "only hosts of this cluster")
-	fl.StringVar(&f.walltime, "walltime", "", "kill the job after this long, and the scheduler's estimate: 90s, 2h30m, 5400, 1:30:00, 2-00:00:00, 90:00, 2d, 1d12h")
+	fl.StringVar(&f.walltime, "walltime", "", "kill the job after this long (it also caps the run-time estimate): 90s, 2h30m, 5400, 1:30:00, 2-00:00:00, 90:00, 2d, 1d12h")
 	fl.StringVar(&f.model, "model", "", "the performance model (a file in the models directory) that predicts the run time")
 	fl.StringArrayVar(&f.params, "param", nil, "a parameter of --model, NAME=NUMBER (repeat for more)")
 	fl.StringVar(&f.workdir, "workdir", "", "run in this directory (default: where submit ran)")
