@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"msched/notify"
+	"msched/profiler"
 	"msched/spool"
 )
 
@@ -53,6 +54,7 @@ type Record struct {
 	Name             string    `json:"name,omitempty"`
 	User             string    `json:"user,omitempty"`
 	Executable       string    `json:"executable,omitempty"` // command[0]
+	Category         string    `json:"category,omitempty"`   // the profiler's category of the command (profiler.Category)
 	Model            string    `json:"model,omitempty"`      // performance model; "": none (profiler or walltime)
 	Hosts            []string  `json:"hosts,omitempty"`
 	SubmittedAt      time.Time `json:"submitted_at,omitzero"`
@@ -76,6 +78,7 @@ func NewRecord(j *spool.Job) Record {
 		State: spool.Outcome(j.State()), Reason: j.Reason, Cancelled: j.CancelRequested || j.Reason == "cancelled"}
 	if len(j.Command) > 0 {
 		r.Executable = j.Command[0]
+		r.Category = profiler.Category(j.Command)
 	}
 	if j.Model != nil {
 		r.Model = j.Model.Name
@@ -340,7 +343,7 @@ func (a *accounting) record(jobs ...*spool.Job) error {
 // observeModel adds a finished job's prediction error to its model's
 // running accuracy, which the next report of that model shows.
 func (a *accounting) observeModel(r Record) {
-	if r.Model == "" || r.PredictedSeconds == nil || r.ActualSeconds == nil || *r.ActualSeconds <= 0 {
+	if r.Model == "" || r.PredictedSeconds == nil || r.ActualSeconds == nil || *r.ActualSeconds < 0 {
 		return
 	}
 	m := a.models[r.Model]
@@ -348,9 +351,7 @@ func (a *accounting) observeModel(r Record) {
 		m = &notify.ModelAccuracy{}
 		a.models[r.Model] = m
 	}
-	pct := 100 * math.Abs(*r.PredictedSeconds-*r.ActualSeconds) / *r.ActualSeconds
-	m.MeanAbsErrorPct += (pct - m.MeanAbsErrorPct) / float64(m.Jobs+1)
-	m.Jobs++
+	m.Observe(*r.PredictedSeconds, *r.ActualSeconds)
 }
 
 // accuracy is model's accuracy so far (nil: no job of it yet). The copy
