@@ -20,6 +20,7 @@ const (
 type codedError struct {
 	code int
 	err  error
+	job  bool // code is a job's exit status (submit --wait), not msched's
 }
 
 func (e *codedError) Error() string { return e.err.Error() }
@@ -36,6 +37,18 @@ func withCode(code int, err error) error {
 // codef is withCode of a formatted error.
 func codef(code int, format string, a ...any) error {
 	return withCode(code, fmt.Errorf(format, a...))
+}
+
+// jobStatus is the error that makes msched exit with a job's exit status
+// code (a job's 2 is no usage error).
+func jobStatus(code int, format string, a ...any) error {
+	return &codedError{code: code, err: fmt.Errorf(format, a...), job: true}
+}
+
+// usageError reports whether err is a wrong flag or argument.
+func usageError(err error) bool {
+	var c *codedError
+	return errors.As(err, &c) && c.code == exitUsage && !c.job
 }
 
 // exitCode is the code msched ends with after err: the one err carries,

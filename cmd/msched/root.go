@@ -141,7 +141,7 @@ func execute(ctx context.Context, root *cobra.Command) int {
 	w := root.ErrOrStderr()
 	fmt.Fprintln(w, "msched:", err)
 	code := exitCode(err)
-	if code == exitUsage && cmd != nil {
+	if usageError(err) && cmd != nil {
 		use := cmd.UseLine()
 		if cmd.HasSubCommands() {
 			use = cmd.CommandPath() + " COMMAND [flags]"

@@ -792,7 +792,7 @@ func waitSubmitted(ctx context.Context, cmd *cobra.Command, sp *spool.Spool, par
 		case code == 0:
 			return codef(exitError, "%s %s", jid, o)
 		}
-		return codef(code, "%s %s", jid, o)
+		return jobStatus(code, "%s %s", jid, o)
 	}
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -525,6 +526,15 @@ func TestSubmit_WaitExitsWithTheJobsStatus(t *testing.T) {
 		t.Errorf("the job is %q after the waiting stopped", st)
 	}
 	sp.RequestCancel("J000007")
+	// A job's status 2 is no usage error of msched's: no usage line.
+	root := newRoot()
+	var errb strings.Builder
+	root.SetArgs(append([]string{"--spool", dir}, sh("exit 2")...))
+	root.SetOut(io.Discard)
+	root.SetErr(&errb)
+	if code := execute(context.Background(), root); code != 2 || strings.Contains(errb.String(), "usage:") {
+		t.Errorf("exit 2: msched exited %d\n%s", code, errb.String())
+	}
 }
 
 // An array through msched: each member sees its index and the array's JID.
