@@ -149,6 +149,7 @@ func TestExitCodes(t *testing.T) {
 		{[]string{"status", "--nonsense"}, exitUsage, "usage: msched status"},
 		{[]string{"bench", "nonsense"}, exitUsage, "usage: msched bench COMMAND"},
 		{[]string{"up", "extra"}, exitUsage, "usage: msched up"},
+		{[]string{"daemon", "bogus"}, exitUsage, `unknown daemon "bogus"`},
 		{[]string{"status", "J1x"}, exitUsage, "is not a job id"},
 		{[]string{"history", "--since", "soon"}, exitUsage, "--since"},
 		{[]string{"status", "J000003"}, exitNotFound, "no job J000003"},

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"log/slog"
 	"os"
 	"slices"
@@ -36,7 +35,7 @@ The spool must exist (msched up creates it).`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			tuneGC()
 			if !slices.Contains(daemonNames, args[0]) {
-				return fmt.Errorf("unknown daemon %q (known: %s)", args[0], strings.Join(daemonNames, ", "))
+				return codef(exitUsage, "unknown daemon %q (known: %s)", args[0], strings.Join(daemonNames, ", "))
 			}
 			cfg, err := readConfig(v)
 			if err != nil {
