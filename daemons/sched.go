@@ -694,7 +694,8 @@ func roundDur(d time.Duration) time.Duration {
 }
 
 func (d *Sched) publish(now time.Time, snap policy.Snapshot, started, later []policy.Placement) error {
-	p := spool.PublishedSchedule{GeneratedAt: now, Policy: d.PolicyName}
+	// Times in UTC, as everything msched shows (the API's promise).
+	p := spool.PublishedSchedule{GeneratedAt: now.UTC(), Policy: d.PolicyName}
 	for _, h := range snap.Hosts {
 		p.Hosts = append(p.Hosts, spool.PublishedHost{Name: h.Name, Arch: h.Arch, Cluster: h.Cluster, Load: h.Load})
 	}
@@ -704,7 +705,7 @@ func (d *Sched) publish(now time.Time, snap policy.Snapshot, started, later []po
 	}
 	for _, r := range snap.Running {
 		p.Jobs = append(p.Jobs, spool.PublishedJob{JID: r.ID, Name: r.Name, State: "running", Hosts: r.Hosts,
-			Start: r.Start, End: r.End, PredictedSeconds: r.End.Sub(r.Start).Seconds()})
+			Start: r.Start.UTC(), End: r.End.UTC(), PredictedSeconds: r.End.Sub(r.Start).Seconds()})
 	}
 	add := func(state string, pls []policy.Placement) {
 		for _, pl := range pls {
@@ -716,7 +717,7 @@ func (d *Sched) publish(now time.Time, snap policy.Snapshot, started, later []po
 				continue // when a down host comes back is not known, nor this start
 			}
 			p.Jobs = append(p.Jobs, spool.PublishedJob{JID: pl.Job, Name: names[pl.Job], State: state, Hosts: pl.Hosts,
-				Start: pl.Start, End: pl.Start.Add(pl.Predicted), PredictedSeconds: secs})
+				Start: pl.Start.UTC(), End: pl.Start.Add(pl.Predicted).UTC(), PredictedSeconds: secs})
 		}
 	}
 	add("running", started)
