@@ -17,38 +17,15 @@ func RenderBegin(j *spool.Job) Report {
 	if j.Name != "" {
 		what += " (" + j.Name + ")"
 	}
-	var hosts []string
-	if j.Schedule != nil {
-		hosts = j.Schedule.Hosts
-	}
 	on := ""
-	if len(hosts) > 0 {
-		on = " on " + strings.Join(hosts, ", ")
+	if j.Schedule != nil && len(j.Schedule.Hosts) > 0 {
+		on = " on " + strings.Join(j.Schedule.Hosts, ", ")
 	}
 	r.Subject = spool.Clip(oneLine(fmt.Sprintf("msched: job %s started%s", what, on)), SubjectLimit)
 
 	var b strings.Builder
-	line := func(k, format string, a ...any) {
-		fmt.Fprintf(&b, "%-12s %s\n", k+":", spool.Clip(fmt.Sprintf(format, a...), FieldLimit))
-	}
-	line("Job", "%s", nonEmpty(j.Name, "(no name)"))
-	line("JID", "%s", j.JID)
-	line("State", "started")
-	if j.User != "" {
-		line("User", "%s", j.User)
-	}
-	if len(j.Command) > 0 {
-		line("Command", "%s", quoteArgv(j.Command))
-	}
-	if j.Workdir != "" {
-		line("Workdir", "%s", j.Workdir)
-	}
-	if len(hosts) > 0 {
-		line("Hosts", "%s (%d)", strings.Join(hosts, ", "), len(hosts))
-	}
-	if j.Schedule != nil && j.Schedule.Why != "" {
-		line("Placement", "%s", j.Schedule.Why)
-	}
+	line := lineTo(&b)
+	header(&b, j, "started")
 	if !j.SubmittedAt.IsZero() {
 		line("Submitted", "%s", stamp(j.SubmittedAt))
 	}

@@ -92,26 +92,22 @@ func (m *ModelAccuracy) text() string {
 		m.MeanAbsErrorPct, m.PctJobs, learn.PercentFloor, seconds(m.MeanAbsErrorShort), m.ShortJobs)
 }
 
-// RenderAccuracy is Render, and for a job with a performance model it also
-// says how accurate that model has been so far (acc nil: not known).
-func RenderAccuracy(j *spool.Job, outputDir string, acc *ModelAccuracy) Report {
-	r := Report{JID: j.JID, Name: j.Name, User: j.User, To: recipient(j), State: spool.Outcome(j.State()), Mail: j.Mail}
-	if r.State == "" {
-		r.State = spool.OutcomeExited
-		if j.Original != "" || j.Run == nil {
-			r.State = spool.OutcomeRejected
-		}
+// lineTo is a report's "Key:        value" line writer into b, each value
+// clipped to FieldLimit.
+func lineTo(b *strings.Builder) func(k, format string, a ...any) {
+	return func(k, format string, a ...any) {
+		fmt.Fprintf(b, "%-12s %s\n", k+":", spool.Clip(fmt.Sprintf(format, a...), FieldLimit))
 	}
-	r.Failed = failed(j, r.State)
-	r.Subject = spool.Clip(subject(j, r.State), SubjectLimit)
+}
 
-	var b strings.Builder
-	line := func(k, format string, a ...any) {
-		fmt.Fprintf(&b, "%-12s %s\n", k+":", spool.Clip(fmt.Sprintf(format, a...), FieldLimit))
-	}
+// header writes the lines every report of j starts with: the job, its
+// state, who and what, and where it runs (hosts, a co-allocated job's
+// components, the policy's reason for the placement).
+func header(b *strings.Builder, j *spool.Job, state string) {
+	line := lineTo(b)
 	line("Job", "%s", nonEmpty(j.Name, "(no name)"))
 	line("JID", "%s", j.JID)
-	line("State", "%s", r.State)
+	line("State", "%s", state)
 	if j.User != "" {
 		line("User", "%s", j.User)
 	}
@@ -130,7 +126,7 @@ func RenderAccuracy(j *spool.Job, outputDir string, acc *ModelAccuracy) Report {
 			if k == 0 {
 				line("Components", "%s", text)
 			} else {
-				fmt.Fprintf(&b, "%-12s %s\n", "", spool.Clip(text, FieldLimit))
+				fmt.Fprintf(b, "%-12s %s\n", "", spool.Clip(text, FieldLimit))
 			}
 		}
 	} else if len(j.Components) > 0 {
@@ -139,6 +135,24 @@ func RenderAccuracy(j *spool.Job, outputDir string, acc *ModelAccuracy) Report {
 	if j.Schedule != nil && j.Schedule.Why != "" {
 		line("Placement", "%s", j.Schedule.Why)
 	}
+}
+
+// RenderAccuracy is Render, and for a job with a performance model it also
+// says how accurate that model has been so far (acc nil: not known).
+func RenderAccuracy(j *spool.Job, outputDir string, acc *ModelAccuracy) Report {
+	r := Report{JID: j.JID, Name: j.Name, User: j.User, To: recipient(j), State: spool.Outcome(j.State()), Mail: j.Mail}
+	if r.State == "" {
+		r.State = spool.OutcomeExited
+		if j.Original != "" || j.Run == nil {
+			r.State = spool.OutcomeRejected
+		}
+	}
+	r.Failed = failed(j, r.State)
+	r.Subject = spool.Clip(subject(j, r.State), SubjectLimit)
+
+	var b strings.Builder
+	line := lineTo(&b)
+	header(&b, j, r.State)
 	if !j.SubmittedAt.IsZero() {
 		line("Submitted", "%s", stamp(j.SubmittedAt))
 	}
