@@ -196,7 +196,7 @@ func Spool(ctx context.Context, cfg SpoolConfig) (SpoolResult, error) {
 	return res, nil
 }
 
-// accountingRecord is the part of daemons.Record the benchmark reads.
+// accountingRecord is the part of acct.Record the benchmark reads.
 type accountingRecord struct {
 	JID         string    `json:"jid"`
 	State       string    `json:"state"`

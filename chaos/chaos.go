@@ -29,7 +29,7 @@ import (
 	"syscall"
 	"time"
 
-	"msched/daemons"
+	"msched/acct"
 	"msched/hoststat"
 	"msched/spool"
 )
@@ -735,20 +735,20 @@ func recordName(s submission, names map[string]bool) (string, bool) {
 
 // records reads the accounting log: its whole records, and the number of
 // lines that are not one (a torn append).
-func (r *run) records() ([]daemons.Record, int, error) {
-	b, err := os.ReadFile(filepath.Join(r.sp.Path(spool.DirDB), daemons.AccountingJSONL))
+func (r *run) records() ([]acct.Record, int, error) {
+	b, err := os.ReadFile(filepath.Join(r.sp.Path(spool.DirDB), acct.JSONL))
 	if errors.Is(err, os.ErrNotExist) {
 		return nil, 0, nil
 	}
 	if err != nil {
 		return nil, 0, err
 	}
-	var recs []daemons.Record
+	var recs []acct.Record
 	torn := 0
 	for len(b) > 0 {
 		line, rest, nl := bytes.Cut(b, []byte("\n"))
 		b = rest
-		var rec daemons.Record
+		var rec acct.Record
 		if !nl || json.Unmarshal(line, &rec) != nil || rec.JID == "" {
 			torn++
 			continue
@@ -811,7 +811,7 @@ func (r *run) count(subs []submission) (*Result, error) {
 		return nil, fmt.Errorf("chaos: jobs' log: %w", err)
 	}
 	res := &Result{Jobs: len(subs), Records: len(recs), TornRecords: torn, LeftInSpool: r.left()}
-	byName := map[string][]daemons.Record{}
+	byName := map[string][]acct.Record{}
 	names := map[string]bool{}
 	for _, rec := range recs {
 		byName[rec.Name] = append(byName[rec.Name], rec)
@@ -849,7 +849,7 @@ func (r *run) count(subs []submission) (*Result, error) {
 			if len(jids) > 0 {
 				res.WrongOutcome++
 				problem("%s: a hostile file ran", s.file)
-			} else if ok && slices.ContainsFunc(rs, func(x daemons.Record) bool { return x.State != "rejected" }) {
+			} else if ok && slices.ContainsFunc(rs, func(x acct.Record) bool { return x.State != "rejected" }) {
 				res.WrongOutcome++
 				problem("%s: not rejected (%s)", s.file, rs[0].State)
 			}
@@ -871,7 +871,7 @@ func (r *run) count(subs []submission) (*Result, error) {
 				problem("%s: ran %d times (JIDs %s), its shepherd never killed", s.file, len(jids), strings.Join(jids, " "))
 			}
 		}
-		if ok && slices.ContainsFunc(rs, func(x daemons.Record) bool {
+		if ok && slices.ContainsFunc(rs, func(x acct.Record) bool {
 			return x.State != "exited" || x.ExitStatus == nil || *x.ExitStatus != 0
 		}) {
 			res.Failed++

@@ -1,9 +1,7 @@
 package daemons
 
 import (
-	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -15,18 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"msched/acct"
 	"msched/notify"
 	"msched/profiler"
 	"msched/spool"
-)
-
-// The accounting log, under spool/db/: one line per job that left the
-// system, in two forms. The SWF file (Standard Workload Format 2.2, the
-// Parallel Workloads Archive's) feeds the simulator and other tools; the
-// JSON lines keep what SWF cannot (names, hosts, reasons).
-const (
-	AccountingSWF   = "accounting.swf"
-	AccountingJSONL = "accounting.jsonl"
 )
 
 // swfHeader starts a new SWF file. Submit times are seconds since the Unix
@@ -48,33 +38,9 @@ const (
 	swfCancelled = 5 // cancelled by its user
 )
 
-// Record is one line of accounting.jsonl.
-type Record struct {
-	JID              string    `json:"jid"`
-	Name             string    `json:"name,omitempty"`
-	User             string    `json:"user,omitempty"`
-	Executable       string    `json:"executable,omitempty"` // command[0]
-	Category         string    `json:"category,omitempty"`   // the profiler's category of the command (profiler.Category)
-	Model            string    `json:"model,omitempty"`      // performance model; "": none (profiler or walltime)
-	Hosts            []string  `json:"hosts,omitempty"`
-	SubmittedAt      time.Time `json:"submitted_at,omitzero"`
-	StartedAt        time.Time `json:"started_at,omitzero"`
-	EndedAt          time.Time `json:"ended_at,omitzero"`
-	WaitSeconds      *float64  `json:"wait_seconds,omitempty"`
-	PredictedSeconds *float64  `json:"predicted_seconds,omitempty"`
-	ActualSeconds    *float64  `json:"actual_seconds,omitempty"`
-	ExitStatus       *int      `json:"exit_status,omitempty"`
-	Signal           string    `json:"signal,omitempty"`
-	State            string    `json:"state"` // spool.Outcome: exited (from finished/) or rejected
-	Reason           string    `json:"reason,omitempty"`
-	Attempts         int       `json:"attempts,omitempty"`
-	Cancelled        bool      `json:"cancelled,omitempty"`
-	SWFStatus        int       `json:"swf_status"`
-}
-
 // NewRecord is the accounting record of a job in finished/ or rejected/.
-func NewRecord(j *spool.Job) Record {
-	r := Record{JID: j.JID, Name: j.Name, User: j.User, SubmittedAt: j.SubmittedAt,
+func NewRecord(j *spool.Job) acct.Record {
+	r := acct.Record{JID: j.JID, Name: j.Name, User: j.User, SubmittedAt: j.SubmittedAt,
 		State: spool.Outcome(j.State()), Reason: j.Reason, Cancelled: j.CancelRequested || j.Reason == "cancelled"}
 	if len(j.Command) > 0 {
 		r.Executable = j.Command[0]
@@ -129,11 +95,11 @@ func openAccounting(dir string) (*accounting, error) {
 		models: map[string]*notify.ModelAccuracy{}}
 	var err error
 	var data []byte
-	if a.jsonl, data, err = openLog(filepath.Join(dir, AccountingJSONL), ""); err != nil {
+	if a.jsonl, data, err = openLog(filepath.Join(dir, acct.JSONL), ""); err != nil {
 		return nil, err
 	}
 	for _, line := range bytes.Split(data, []byte("\n")) {
-		r, ok := ParseRecordLine(line)
+		r, ok := acct.ParseRecordLine(line)
 		if !ok {
 			continue
 		}
@@ -141,7 +107,7 @@ func openAccounting(dir string) (*accounting, error) {
 		a.number(r)
 		a.observeModel(r)
 	}
-	if a.swf, data, err = openLog(filepath.Join(dir, AccountingSWF), swfHeader); err != nil {
+	if a.swf, data, err = openLog(filepath.Join(dir, acct.SWF), swfHeader); err != nil {
 		a.jsonl.close()
 		return nil, err
 	}
@@ -159,30 +125,6 @@ func openAccounting(dir string) (*accounting, error) {
 
 // swfFields is the number of fields of an SWF 2.2 line.
 const swfFields = 18
-
-// ParseRecordLine decodes one line of accounting.jsonl; ok is false for a
-// line that holds no whole record. A line that does not decode may be the
-// torn start of an append that an older msched did not cut back (a write
-// that failed half-way on a full disk), with the record written again
-// after it on the same line: `{"jid":"J000080","name":"d-00{"jid":"J000080",…}`.
-// The last record start on such a line is tried too, so that the record is
-// not lost to its torn prefix. Readers of the log should use this.
-func ParseRecordLine(line []byte) (r Record, ok bool) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return r, false
-	}
-	if json.Unmarshal(line, &r) == nil && r.JID != "" {
-		return r, true
-	}
-	if i := bytes.LastIndex(line, []byte(`{"jid":`)); i > 0 {
-		r = Record{}
-		if json.Unmarshal(line[i:], &r) == nil && r.JID != "" {
-			return r, true
-		}
-	}
-	return Record{}, false
-}
 
 // appendLog is an append-only log of whole lines. An append is whole or
 // not there: a write that fails half-way (ENOSPC after some blocks, EIO)
@@ -275,7 +217,7 @@ func (l *appendLog) cut() error {
 func (l *appendLog) close() error { return l.f.Close() }
 
 // number gives r's user and executable their SWF numbers.
-func (a *accounting) number(r Record) (user, exe int) {
+func (a *accounting) number(r acct.Record) (user, exe int) {
 	user, exe = -1, -1
 	if r.User != "" {
 		if a.users[r.User] == 0 {
@@ -301,7 +243,7 @@ func (a *accounting) number(r Record) (user, exe int) {
 func (a *accounting) record(jobs ...*spool.Job) error {
 	var swf, jsonl []byte
 	var inSWF, inJSONL []string
-	var added []Record
+	var added []acct.Record
 	for _, j := range jobs {
 		r := NewRecord(j)
 		if !a.inSWF[r.JID] {
@@ -342,7 +284,7 @@ func (a *accounting) record(jobs ...*spool.Job) error {
 
 // observeModel adds a finished job's prediction error to its model's
 // running accuracy, which the next report of that model shows.
-func (a *accounting) observeModel(r Record) {
+func (a *accounting) observeModel(r acct.Record) {
 	if r.Model == "" || r.PredictedSeconds == nil || r.ActualSeconds == nil || *r.ActualSeconds < 0 {
 		return
 	}
@@ -366,7 +308,7 @@ func (a *accounting) accuracy(model string) *notify.ModelAccuracy {
 }
 
 // swfLine renders the 18 SWF 2.2 fields; -1 where msched does not know.
-func swfLine(j *spool.Job, r Record, a *accounting) string {
+func swfLine(j *spool.Job, r acct.Record, a *accounting) string {
 	secs := func(p *float64) int64 {
 		if p == nil {
 			return -1
@@ -412,75 +354,4 @@ func swfLine(j *spool.Job, r Record, a *accounting) string {
 func (a *accounting) close() {
 	a.swf.close()
 	a.jsonl.close()
-}
-
-// ReadRecords calls fn with every record of the accounting log in db (a
-// spool's db/), oldest first: the rotated generations that are there
-// (accounting.jsonl.N … .1, see retention.go), then the live log; it stops
-// when fn returns false. A JID in two generations (a rotation copies into
-// the new log the records of jobs still in the spool) is given once, from
-// the older. Lines that hold no whole record (ParseRecordLine) are skipped.
-// A rotation while it reads may make it miss the records of the last
-// moments before it; read again for those.
-func ReadRecords(ctx context.Context, db string, fn func(Record) bool) error {
-	path := filepath.Join(db, AccountingJSONL)
-	gens := 0
-	for gens < maxGenerations && fileExists(path+"."+strconv.Itoa(gens+1)) {
-		gens++
-	}
-	files := make([]string, 0, gens+1)
-	for i := gens; i >= 1; i-- {
-		files = append(files, path+"."+strconv.Itoa(i))
-	}
-	files = append(files, path)
-	seen := map[string]bool{}
-	for _, file := range files {
-		more, err := readRecordFile(ctx, file, func(r Record) bool {
-			if seen[r.JID] {
-				return true
-			}
-			seen[r.JID] = true
-			return fn(r)
-		})
-		if err != nil || !more {
-			return err
-		}
-	}
-	return nil
-}
-
-// maxGenerations bounds the rotated logs ReadRecords looks for, far above
-// any retention.accounting_keep in use.
-const maxGenerations = 1000
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
-}
-
-// readRecordFile calls fn with each record of one log file (none if it is
-// missing); more is false when fn stopped it.
-func readRecordFile(ctx context.Context, path string, fn func(Record) bool) (more bool, err error) {
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return true, nil
-	} else if err != nil {
-		return false, fmt.Errorf("daemons: accounting: %w", err)
-	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 64<<10)
-	for n := 1; ; n++ {
-		if n%4096 == 0 && ctx.Err() != nil {
-			return false, ctx.Err()
-		}
-		line, err := readLine(r)
-		if rec, ok := ParseRecordLine(line); ok && !fn(rec) {
-			return false, nil
-		}
-		if err == io.EOF {
-			return true, nil
-		} else if err != nil {
-			return false, fmt.Errorf("daemons: accounting: %s: %w", path, err)
-		}
-	}
 }

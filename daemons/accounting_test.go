@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"msched/acct"
 	"msched/internal/diskfull"
 	"msched/spool"
 )
@@ -35,7 +36,7 @@ func accountedJobs(first, n int) []*spool.Job {
 func checkLogs(t *testing.T, dir string) (jsonl, swf map[string]int) {
 	t.Helper()
 	jsonl, swf = map[string]int{}, map[string]int{}
-	b, err := os.ReadFile(filepath.Join(dir, AccountingJSONL))
+	b, err := os.ReadFile(filepath.Join(dir, acct.JSONL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,14 +47,14 @@ func checkLogs(t *testing.T, dir string) (jsonl, swf map[string]int) {
 		if len(l) == 0 {
 			continue
 		}
-		var r Record // a record glued to a torn one does not decode
+		var r acct.Record // a record glued to a torn one does not decode
 		if err := json.Unmarshal(l, &r); err != nil || r.JID == "" {
 			t.Errorf("accounting.jsonl: torn line %q: %v", l, err)
 			continue
 		}
 		jsonl[r.JID]++
 	}
-	b, err = os.ReadFile(filepath.Join(dir, AccountingSWF))
+	b, err = os.ReadFile(filepath.Join(dir, acct.SWF))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +165,7 @@ func TestAccounting_FailedAppendIsCut(t *testing.T) {
 		{"short write, EIO", func(f *os.File) *failingFile { return &failingFile{File: f, n: 1, err: syscall.EIO} }},
 		{"fsync fails", func(f *os.File) *failingFile { return &failingFile{File: f, syncErr: syscall.ENOSPC} }},
 	} {
-		for _, log := range []string{AccountingJSONL, AccountingSWF} {
+		for _, log := range []string{acct.JSONL, acct.SWF} {
 			t.Run(tc.name+"/"+log, func(t *testing.T) {
 				dir := t.TempDir()
 				a, err := openAccounting(dir)
@@ -176,7 +177,7 @@ func TestAccounting_FailedAppendIsCut(t *testing.T) {
 					t.Fatal(err)
 				}
 				l := a.jsonl
-				if log == AccountingSWF {
+				if log == acct.SWF {
 					l = a.swf
 				}
 				l.f = tc.ff(l.f.(*os.File))
@@ -207,7 +208,7 @@ func TestAccounting_ReadsGluedRecord(t *testing.T) {
 	whole := `{"jid":"J000080","name":"d-0080","state":"exited","swf_status":1}`
 	torn := `{"jid":"J000080","name":"d-00`
 	content := whole[:0] + `{"jid":"J000079","state":"exited","swf_status":1}` + "\n" + torn + whole + "\n" + `{"jid":"J000081","na`
-	if err := os.WriteFile(filepath.Join(dir, AccountingJSONL), []byte(content), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(dir, acct.JSONL), []byte(content), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	a, err := openAccounting(dir)
@@ -220,14 +221,14 @@ func TestAccounting_ReadsGluedRecord(t *testing.T) {
 			t.Errorf("%s recorded: %v, want %v", jid, a.inJSONL[jid], want)
 		}
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, AccountingJSONL))
+	b, _ := os.ReadFile(filepath.Join(dir, acct.JSONL))
 	if !bytes.HasSuffix(b, []byte(whole+"\n")) {
 		t.Errorf("torn last line not cut: %q", b)
 	}
-	if r, ok := ParseRecordLine([]byte(torn + whole)); !ok || r.JID != "J000080" || r.Name != "d-0080" {
+	if r, ok := acct.ParseRecordLine([]byte(torn + whole)); !ok || r.JID != "J000080" || r.Name != "d-0080" {
 		t.Errorf("ParseRecordLine of a glued line: %+v, %v", r, ok)
 	}
-	if _, ok := ParseRecordLine([]byte(torn)); ok {
+	if _, ok := acct.ParseRecordLine([]byte(torn)); ok {
 		t.Error("a torn line parsed")
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"msched/acct"
 	"msched/spool"
 )
 
@@ -32,15 +33,11 @@ import (
 // The log is read from the start once per recovery that has such claims,
 // which is rare; a line is decoded only if it names one of the JIDs asked.
 func reapedJIDs(sp *spool.Spool) spool.Reaped {
-	path := filepath.Join(sp.Path(spool.DirDB), AccountingJSONL)
+	path := filepath.Join(sp.Path(spool.DirDB), acct.JSONL)
 	return func(ctx context.Context, jids []string) (map[string]bool, error) {
 		return jidsInLog(ctx, path, jids)
 	}
 }
-
-// maxRecordLine bounds a line of accounting.jsonl that is looked at; a
-// record is a few hundred bytes, a rejection's reason at most a few KiB.
-const maxRecordLine = 1 << 20
 
 func jidsInLog(ctx context.Context, path string, jids []string) (map[string]bool, error) {
 	want := make(map[string]bool, len(jids))
@@ -60,12 +57,12 @@ func jidsInLog(ctx context.Context, path string, jids []string) (map[string]bool
 		if n%4096 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		line, err := readLine(r)
+		line, err := acct.ReadLine(r)
 		if mentions(line, want) {
 			// A whole record (ParseRecordLine, as the reaper reads the
 			// log), not a line torn by a crash in an append: its job file
 			// was not removed then, so it is in a state.
-			if rec, ok := ParseRecordLine(line); ok && want[rec.JID] {
+			if rec, ok := acct.ParseRecordLine(line); ok && want[rec.JID] {
 				found[rec.JID] = true
 			}
 		}
@@ -90,24 +87,5 @@ func mentions(line []byte, want map[string]bool) bool {
 		if j := bytes.IndexByte(line, '"'); j > 0 && want[string(line[:j])] {
 			return true
 		}
-	}
-}
-
-// readLine returns the next line without its newline; a line longer than
-// maxRecordLine comes back empty (no record is that long).
-func readLine(r *bufio.Reader) ([]byte, error) {
-	var line []byte
-	long := false
-	for {
-		chunk, err := r.ReadSlice('\n')
-		if !long && len(line)+len(chunk) <= maxRecordLine {
-			line = append(line, chunk...)
-		} else {
-			long, line = true, nil
-		}
-		if err == bufio.ErrBufferFull {
-			continue
-		}
-		return bytes.TrimSuffix(line, []byte("\n")), err
 	}
 }

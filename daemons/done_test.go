@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"msched/acct"
 )
 
 // The accounting log answers for whole records only: a line torn by a
@@ -15,7 +17,7 @@ import (
 // record is passed over, and a log not yet written means nothing was
 // reaped.
 func TestJIDsInLog(t *testing.T) {
-	path := filepath.Join(t.TempDir(), AccountingJSONL)
+	path := filepath.Join(t.TempDir(), acct.JSONL)
 	ctx := context.Background()
 	got, err := jidsInLog(ctx, path, []string{"J000001"})
 	if err != nil || len(got) != 0 {
@@ -23,7 +25,7 @@ func TestJIDsInLog(t *testing.T) {
 	}
 	log := strings.Join([]string{
 		`{"jid":"J000001","name":"a","state":"exited","swf_status":1}`,
-		`{"jid":"J000002","name":"huge","reason":"` + strings.Repeat("x", maxRecordLine) + `","state":"rejected","swf_status":0}`,
+		`{"jid":"J000002","name":"huge","reason":"` + strings.Repeat("x", acct.MaxRecordLine) + `","state":"rejected","swf_status":0}`,
 		`{"jid":"J000003","name":"b","state":"rejected","swf_status":0}`,
 		`{"jid":"J000005","name":"d-00{"jid":"J000005","name":"glued","state":"exited","swf_status":1}`,
 		`{"jid":"J000004","name":"torn`,

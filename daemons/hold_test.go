@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"msched/acct"
 	"msched/policy"
 	"msched/spool"
 )
@@ -119,8 +120,8 @@ func TestSched_Dependencies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, _ := json.Marshal(Record{JID: reaped, State: spool.OutcomeExited, ExitStatus: &zero, SWFStatus: swfCompleted})
-	if err := os.WriteFile(filepath.Join(sp.Path(spool.DirDB), AccountingJSONL), append(rec, '\n'), 0o644); err != nil {
+	rec, _ := json.Marshal(acct.Record{JID: reaped, State: spool.OutcomeExited, ExitStatus: &zero, SWFStatus: swfCompleted})
+	if err := os.WriteFile(filepath.Join(sp.Path(spool.DirDB), acct.JSONL), append(rec, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	waits := putJob(t, sp, spool.Queued, job("waits", func(j *spool.Job) { j.After = []string{running} }))

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"msched/acct"
 	"msched/policy"
 	"msched/spool"
 )
@@ -72,8 +73,8 @@ func TestInit_RecoveryDoesNotRerunFinishedJob(t *testing.T) {
 	for _, stop := range stops {
 		stop()
 	}
-	acct := filepath.Join(sp.Path(spool.DirDB), AccountingJSONL)
-	if n := strings.Count(readText(t, acct), `"jid":"J000001"`); n != 1 {
+	alog := filepath.Join(sp.Path(spool.DirDB), acct.JSONL)
+	if n := strings.Count(readText(t, alog), `"jid":"J000001"`); n != 1 {
 		t.Fatalf("%d accounting records for J000001 after its run; want 1", n)
 	}
 

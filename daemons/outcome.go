@@ -7,6 +7,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"msched/acct"
 	"msched/spool"
 )
 
@@ -28,7 +29,7 @@ type Outcome struct {
 }
 
 // OutcomeOf reads r's outcome.
-func OutcomeOf(r Record) Outcome {
+func OutcomeOf(r acct.Record) Outcome {
 	return Outcome{JID: r.JID, Exited: r.State == spool.OutcomeExited, ExitStatus: r.ExitStatus, Signal: r.Signal,
 		Reason: r.Reason, Cancelled: r.Cancelled}
 }
@@ -149,7 +150,7 @@ func LookupJobs(ctx context.Context, sp *spool.Spool, jids []string) (map[string
 	for _, jid := range gone {
 		want[jid] = true
 	}
-	err = ReadRecords(ctx, sp.Path(spool.DirDB), func(r Record) bool {
+	err = acct.ReadRecords(ctx, sp.Path(spool.DirDB), func(r acct.Record) bool {
 		if want[r.JID] {
 			out[r.JID] = JobStatus{Ended: true, Outcome: OutcomeOf(r)}
 			delete(want, r.JID)

@@ -3,6 +3,7 @@ package daemons
 import (
 	"testing"
 
+	"msched/acct"
 	"msched/spool"
 )
 
@@ -11,20 +12,20 @@ import (
 func TestOutcome(t *testing.T) {
 	zero, three := 0, 3
 	for _, tc := range []struct {
-		r      Record
+		r      acct.Record
 		ok     bool
 		code   int
 		hasErr bool // no exit code
 		say    string
 	}{
-		{Record{State: spool.OutcomeExited, ExitStatus: &zero}, true, 0, false, "exited with status 0"},
-		{Record{State: spool.OutcomeExited, ExitStatus: &three, Reason: "exit status 3"}, false, 3, false, "exited with status 3"},
-		{Record{State: spool.OutcomeExited, Signal: "SIGKILL", Reason: "killed by SIGKILL"}, false, 137, false, "killed by SIGKILL"},
-		{Record{State: spool.OutcomeExited, Signal: "SIGTERM", Reason: "walltime exceeded"}, false, 143, false, "killed by SIGTERM (walltime exceeded)"},
-		{Record{State: spool.OutcomeExited, Reason: "cannot start: no such file"}, false, 0, true, "failed: cannot start: no such file"},
-		{Record{State: spool.OutcomeRejected, Reason: "cancelled", Cancelled: true}, false, 0, true, "cancelled"},
-		{Record{State: spool.OutcomeRejected, Reason: "job.yaml:2: bad"}, false, 0, true, "rejected: job.yaml:2: bad"},
-		{Record{State: spool.OutcomeExited, Signal: "SIGTERM", Cancelled: true}, false, 143, false, "killed by SIGTERM (cancelled)"},
+		{acct.Record{State: spool.OutcomeExited, ExitStatus: &zero}, true, 0, false, "exited with status 0"},
+		{acct.Record{State: spool.OutcomeExited, ExitStatus: &three, Reason: "exit status 3"}, false, 3, false, "exited with status 3"},
+		{acct.Record{State: spool.OutcomeExited, Signal: "SIGKILL", Reason: "killed by SIGKILL"}, false, 137, false, "killed by SIGKILL"},
+		{acct.Record{State: spool.OutcomeExited, Signal: "SIGTERM", Reason: "walltime exceeded"}, false, 143, false, "killed by SIGTERM (walltime exceeded)"},
+		{acct.Record{State: spool.OutcomeExited, Reason: "cannot start: no such file"}, false, 0, true, "failed: cannot start: no such file"},
+		{acct.Record{State: spool.OutcomeRejected, Reason: "cancelled", Cancelled: true}, false, 0, true, "cancelled"},
+		{acct.Record{State: spool.OutcomeRejected, Reason: "job.yaml:2: bad"}, false, 0, true, "rejected: job.yaml:2: bad"},
+		{acct.Record{State: spool.OutcomeExited, Signal: "SIGTERM", Cancelled: true}, false, 143, false, "killed by SIGTERM (cancelled)"},
 	} {
 		o := OutcomeOf(tc.r)
 		code, ok := o.ExitCode()

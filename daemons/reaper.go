@@ -75,12 +75,12 @@ func (d *Reaper) Run(ctx context.Context) error {
 	if len(moved) > 0 {
 		log.Info("recovered jobs an older msched left in exited/; reported from finished/", "count", len(moved))
 	}
-	acct, err := openAccounting(sp.Path(spool.DirDB))
+	alog, err := openAccounting(sp.Path(spool.DirDB))
 	if err != nil {
 		return fmt.Errorf("daemons: reaper: %w", err)
 	}
-	defer acct.close()
-	rp := &reaping{sp: sp, log: log, acct: acct, notifier: d.Notifier, retain: &retainer{Retention: d.Retention},
+	defer alog.close()
+	rp := &reaping{sp: sp, log: log, alog: alog, notifier: d.Notifier, retain: &retainer{Retention: d.Retention},
 		bad: map[string]bool{}, begun: map[string]bool{}}
 	states := spool.Removable
 	if d.Notifier != nil {
@@ -93,7 +93,7 @@ func (d *Reaper) Run(ctx context.Context) error {
 type reaping struct {
 	sp        *spool.Spool
 	log       *slog.Logger
-	acct      *accounting
+	alog      *accounting
 	notifier  notify.Notifier
 	retain    *retainer
 	bad       map[string]bool // unreadable job files already logged
@@ -137,7 +137,7 @@ func (rp *reaping) scan(ctx context.Context) error {
 			rp.log.Info("removed stale staging files", "count", n)
 		}
 	}
-	errs = append(errs, rp.retain.apply(ctx, rp.sp, rp.acct, rp.log, time.Now()))
+	errs = append(errs, rp.retain.apply(ctx, rp.sp, rp.alog, rp.log, time.Now()))
 	return errors.Join(errs...)
 }
 
@@ -158,7 +158,7 @@ func (rp *reaping) reap(ctx context.Context, jobs []*spool.Job) error {
 	errReports := each(jobs, func(j *spool.Job) error {
 		var acc *notify.ModelAccuracy
 		if j.Model != nil {
-			acc = rp.acct.accuracy(j.Model.Name)
+			acc = rp.alog.accuracy(j.Model.Name)
 		}
 		rep := notify.RenderAccuracy(j, rp.sp.Path(spool.DirOutput), acc)
 		text := []byte(fmt.Sprintf("To: %s\nSubject: %s\n\n%s", rep.To, rep.Subject, rep.Body))
@@ -188,7 +188,7 @@ func (rp *reaping) reap(ctx context.Context, jobs []*spool.Job) error {
 		pos[j] = i
 	}
 	slices.SortFunc(done, func(a, b *spool.Job) int { return pos[a] - pos[b] })
-	if err := rp.acct.record(done...); err != nil {
+	if err := rp.alog.record(done...); err != nil {
 		return errors.Join(errReports, fmt.Errorf("daemons: reaper: %w", err))
 	}
 	// Handed over before the removal: a job whose notification is not

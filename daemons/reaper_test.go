@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"msched/acct"
 	"msched/notify"
 	"msched/spool"
 )
@@ -66,19 +67,19 @@ func rejectedJob(t *testing.T, sp *spool.Spool) string {
 
 // accountingLines returns the records of the JSON-lines log and the job
 // lines (not comments) of the SWF log.
-func accountingLines(t *testing.T, sp *spool.Spool) (recs []Record, swf [][]string) {
+func accountingLines(t *testing.T, sp *spool.Spool) (recs []acct.Record, swf [][]string) {
 	t.Helper()
-	for _, l := range strings.Split(readText(t, filepath.Join(sp.Path(spool.DirDB), AccountingJSONL)), "\n") {
+	for _, l := range strings.Split(readText(t, filepath.Join(sp.Path(spool.DirDB), acct.JSONL)), "\n") {
 		if l == "" {
 			continue
 		}
-		var r Record
+		var r acct.Record
 		if err := json.Unmarshal([]byte(l), &r); err != nil {
 			t.Fatalf("bad accounting line %q: %v", l, err)
 		}
 		recs = append(recs, r)
 	}
-	for _, l := range strings.Split(readText(t, filepath.Join(sp.Path(spool.DirDB), AccountingSWF)), "\n") {
+	for _, l := range strings.Split(readText(t, filepath.Join(sp.Path(spool.DirDB), acct.SWF)), "\n") {
 		if l != "" && !strings.HasPrefix(l, ";") {
 			swf = append(swf, strings.Fields(l))
 		}
@@ -163,7 +164,7 @@ func TestReaper_CrashWindowAccountsOnce(t *testing.T) {
 
 	// A second job whose JSON line was torn by a crash.
 	other := finishedJob(t, sp)
-	f, err := os.OpenFile(filepath.Join(sp.Path(spool.DirDB), AccountingJSONL), os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(filepath.Join(sp.Path(spool.DirDB), acct.JSONL), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"msched/acct"
 	"msched/spool"
 )
 
@@ -84,14 +85,14 @@ type retainer struct {
 
 // apply applies r if it is due at now, and returns what failed; what
 // failed is tried again at the next period.
-func (r *retainer) apply(ctx context.Context, sp *spool.Spool, acct *accounting, log *slog.Logger, now time.Time) error {
+func (r *retainer) apply(ctx context.Context, sp *spool.Spool, alog *accounting, log *slog.Logger, now time.Time) error {
 	if now.Sub(r.last) < retentionEvery || ctx.Err() != nil {
 		return nil
 	}
 	r.last = now
 	var errs []error
 	if r.AccountingBytes > 0 || r.reopen {
-		rotated, err := r.rotate(sp, acct)
+		rotated, err := r.rotate(sp, alog)
 		errs = append(errs, err)
 		if rotated {
 			log.Info("accounting log rotated", "limit_bytes", r.AccountingBytes, "kept", r.AccountingKeep)
@@ -185,16 +186,16 @@ func unchangedSince(path string, isDir bool, cutoff time.Time) bool {
 }
 
 // rotate rotates the accounting logs if one is over AccountingBytes (see
-// Retention), and reopens acct's files on the new logs.
-func (r *retainer) rotate(sp *spool.Spool, acct *accounting) (bool, error) {
+// Retention), and reopens alog's files on the new logs.
+func (r *retainer) rotate(sp *spool.Spool, alog *accounting) (bool, error) {
 	dir := sp.Path(spool.DirDB)
 	if r.reopen {
-		if err := acct.reopen(dir); err != nil {
+		if err := alog.reopen(dir); err != nil {
 			return false, err
 		}
 		r.reopen = false
 	}
-	if r.AccountingBytes <= 0 || acct.jsonl.size <= r.AccountingBytes && acct.swf.size <= r.AccountingBytes {
+	if r.AccountingBytes <= 0 || alog.jsonl.size <= r.AccountingBytes && alog.swf.size <= r.AccountingBytes {
 		return false, nil
 	}
 	// Carried: the records that a restarted reaper (the jobs in
@@ -211,33 +212,33 @@ func (r *retainer) rotate(sp *spool.Spool, acct *accounting) (bool, error) {
 	for _, jid := range claimed {
 		keep[jid] = true
 	}
-	jsonl, swf, next, err := acct.carried(dir, keep)
+	jsonl, swf, next, err := alog.carried(dir, keep)
 	if err != nil {
 		return false, err
 	}
 	// The two logs rotate together, so that generation n of one matches
 	// generation n of the other (a crash between the two can shift them
-	// by one). Once the first is rotated, acct's files are rotated ones:
+	// by one). Once the first is rotated, alog's files are rotated ones:
 	// they must not be appended to again, even if what follows fails.
 	for i, f := range []struct {
 		name string
 		data []byte
-	}{{AccountingJSONL, jsonl}, {AccountingSWF, swf}} {
+	}{{acct.JSONL, jsonl}, {acct.SWF, swf}} {
 		if err := rotateFile(dir, f.name, r.AccountingKeep, f.data); err != nil {
 			if i == 0 {
 				return false, err
 			}
-			return true, errors.Join(err, r.switchTo(dir, acct, next))
+			return true, errors.Join(err, r.switchTo(dir, alog, next))
 		}
 	}
-	return true, r.switchTo(dir, acct, next)
+	return true, r.switchTo(dir, alog, next)
 }
 
-// switchTo points acct at the new logs; if they cannot be opened, every
+// switchTo points alog at the new logs; if they cannot be opened, every
 // append fails until the next period opens them (closedLog).
-func (r *retainer) switchTo(dir string, acct *accounting, next *accounting) error {
-	acct.restart(next)
-	err := acct.reopen(dir)
+func (r *retainer) switchTo(dir string, alog *accounting, next *accounting) error {
+	alog.restart(next)
+	err := alog.reopen(dir)
 	r.reopen = err != nil
 	return err
 }
@@ -275,13 +276,13 @@ func rotateFile(dir, name string, keep int, data []byte) error {
 // carried returns what the new logs start with: the records (JSON lines
 // and SWF lines) of the JIDs in keep, in log order, with the SWF header;
 // and the accounting state of the new logs (numbering, sets of recorded
-// JIDs), for acct once they are in place. Model accuracies are not part of
+// JIDs), for alog once they are in place. Model accuracies are not part of
 // it: they go on counting every job this reaper has seen (after a restart,
 // those of the live log).
 func (a *accounting) carried(dir string, keep map[string]bool) (jsonl, swf []byte, next *accounting, err error) {
-	var recs []Record
-	err = eachLine(filepath.Join(dir, AccountingJSONL), func(line []byte) {
-		if r, ok := ParseRecordLine(line); ok && keep[r.JID] {
+	var recs []acct.Record
+	err = eachLine(filepath.Join(dir, acct.JSONL), func(line []byte) {
+		if r, ok := acct.ParseRecordLine(line); ok && keep[r.JID] {
 			recs = append(recs, r)
 		}
 	})
@@ -299,14 +300,14 @@ func (a *accounting) carried(dir string, keep map[string]bool) (jsonl, swf []byt
 		jsonl = append(append(jsonl, b...), '\n')
 	}
 	next = &accounting{inSWF: map[string]bool{}, inJSONL: map[string]bool{}, users: map[string]int{}, exes: map[string]int{}}
-	byJID := map[string]Record{}
+	byJID := map[string]acct.Record{}
 	for _, r := range recs {
 		next.number(r)
 		next.inJSONL[r.JID] = true
 		byJID[r.JID] = r
 	}
 	swf = []byte(swfHeader)
-	err = eachLine(filepath.Join(dir, AccountingSWF), func(line []byte) {
+	err = eachLine(filepath.Join(dir, acct.SWF), func(line []byte) {
 		f := strings.Fields(string(line))
 		if len(f) != swfFields || strings.HasPrefix(f[0], ";") {
 			return
@@ -345,16 +346,16 @@ const (
 	swfExe  = 13
 )
 
-// reopen opens acct's logs again, on the files now at their paths.
+// reopen opens alog's logs again, on the files now at their paths.
 func (a *accounting) reopen(dir string) error {
 	a.jsonl.close()
 	a.swf.close()
 	a.jsonl, a.swf = &appendLog{f: closedLog{}}, &appendLog{f: closedLog{}}
-	jsonl, _, err := openLog(filepath.Join(dir, AccountingJSONL), "")
+	jsonl, _, err := openLog(filepath.Join(dir, acct.JSONL), "")
 	if err != nil {
 		return err
 	}
-	swf, _, err := openLog(filepath.Join(dir, AccountingSWF), swfHeader)
+	swf, _, err := openLog(filepath.Join(dir, acct.SWF), swfHeader)
 	if err != nil {
 		jsonl.close()
 		return err
@@ -387,7 +388,7 @@ func eachLine(path string, fn func([]byte)) error {
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 64<<10)
 	for {
-		line, err := readLine(r)
+		line, err := acct.ReadLine(r)
 		if len(line) > 0 {
 			fn(line)
 		}

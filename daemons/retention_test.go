@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"msched/acct"
 	"msched/spool"
 )
 
@@ -63,14 +64,14 @@ func TestReaper_RetentionRemovesOldOutputAndReports(t *testing.T) {
 	age(t, filepath.Join(out, "J000102"), now)
 
 	// The zero Retention keeps everything.
-	acct, err := openAccounting(sp.Path(spool.DirDB))
+	alog, err := openAccounting(sp.Path(spool.DirDB))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := (&retainer{}).apply(context.Background(), sp.As(spool.Reaper), acct, testEnv(t, sp).logger("reaper"), now); err != nil {
+	if err := (&retainer{}).apply(context.Background(), sp.As(spool.Reaper), alog, testEnv(t, sp).logger("reaper"), now); err != nil {
 		t.Fatal(err)
 	}
-	acct.close()
+	alog.close()
 	if !exists(filepath.Join(out, "J000101")) || !exists(filepath.Join(reps, "J000101.txt")) {
 		t.Fatal("the zero Retention removed files")
 	}
@@ -91,24 +92,24 @@ func TestReaper_RetentionRemovesOldOutputAndReports(t *testing.T) {
 // Retention is applied at most once a period, not at every scan.
 func TestRetention_AtMostOncePerPeriod(t *testing.T) {
 	sp := newTestSpool(t)
-	acct, err := openAccounting(sp.Path(spool.DirDB))
+	alog, err := openAccounting(sp.Path(spool.DirDB))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer acct.close()
+	defer alog.close()
 	log := testEnv(t, sp).logger("reaper")
 	r := &retainer{Retention: Retention{ReportsAge: time.Hour}}
 	old, t0 := time.Now().Add(-2*time.Hour), time.Now()
 	a, b := filepath.Join(sp.Path(spool.DirReports), "J000001.txt"), filepath.Join(sp.Path(spool.DirReports), "J000002.txt")
 	touch(t, a, old)
-	if err := r.apply(context.Background(), sp, acct, log, t0); err != nil || exists(a) {
+	if err := r.apply(context.Background(), sp, alog, log, t0); err != nil || exists(a) {
 		t.Fatalf("first period: err %v, old report still there %v", err, exists(a))
 	}
 	touch(t, b, old)
-	if err := r.apply(context.Background(), sp, acct, log, t0.Add(retentionEvery/2)); err != nil || !exists(b) {
+	if err := r.apply(context.Background(), sp, alog, log, t0.Add(retentionEvery/2)); err != nil || !exists(b) {
 		t.Fatalf("within the period: err %v, report removed %v", err, !exists(b))
 	}
-	if err := r.apply(context.Background(), sp, acct, log, t0.Add(retentionEvery)); err != nil || exists(b) {
+	if err := r.apply(context.Background(), sp, alog, log, t0.Add(retentionEvery)); err != nil || exists(b) {
 		t.Fatalf("next period: err %v, old report still there %v", err, exists(b))
 	}
 }
@@ -117,7 +118,7 @@ func jsonlJIDs(t *testing.T, path string) []string {
 	t.Helper()
 	var jids []string
 	for _, l := range strings.Split(readText(t, path), "\n") {
-		if r, ok := ParseRecordLine([]byte(l)); ok {
+		if r, ok := acct.ParseRecordLine([]byte(l)); ok {
 			jids = append(jids, r.JID)
 		}
 	}
@@ -163,32 +164,32 @@ func TestRetention_RotatesAccounting(t *testing.T) {
 	jobs[3].History = nil
 	putJob(t, sp, ended, jobs[3])
 
-	acct, err := openAccounting(db)
+	alog, err := openAccounting(db)
 	if err != nil {
 		t.Fatal(err)
 	}
 	r := &retainer{Retention: Retention{AccountingBytes: 1, AccountingKeep: 2}}
-	if err := r.apply(ctx, sp, acct, log, time.Now()); err != nil {
+	if err := r.apply(ctx, sp, alog, log, time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	live, gen1 := filepath.Join(db, AccountingJSONL), filepath.Join(db, AccountingJSONL+".1")
+	live, gen1 := filepath.Join(db, acct.JSONL), filepath.Join(db, acct.JSONL+".1")
 	if got := jsonlJIDs(t, gen1); len(got) != 4 {
 		t.Errorf("accounting.jsonl.1 holds %v, want the 4 records", got)
 	}
 	if got := jsonlJIDs(t, live); strings.Join(got, ",") != jids[1]+","+jids[3] {
 		t.Errorf("accounting.jsonl holds %v, want %s and %s", got, jids[1], jids[3])
 	}
-	if got := swfUsers(t, filepath.Join(db, AccountingSWF+".1")); len(got) != 4 || got[jids[0][1:]] != "" && got["1"] != "1" {
+	if got := swfUsers(t, filepath.Join(db, acct.SWF+".1")); len(got) != 4 || got[jids[0][1:]] != "" && got["1"] != "1" {
 		t.Errorf("accounting.swf.1: %v", got)
 	}
-	swf := readText(t, filepath.Join(db, AccountingSWF))
+	swf := readText(t, filepath.Join(db, acct.SWF))
 	if !strings.HasPrefix(swf, swfHeader) {
 		t.Errorf("the new SWF log lacks its header:\n%s", swf)
 	}
 	num := func(jid string) string { return strings.TrimLeft(jid[1:], "0") }
 	// Numbered again in order of first appearance in the new log: bob 1,
 	// carol 2 (they were 2 and 3).
-	if u := swfUsers(t, filepath.Join(db, AccountingSWF)); len(u) != 2 || u[num(jids[1])] != "1" || u[num(jids[3])] != "2" {
+	if u := swfUsers(t, filepath.Join(db, acct.SWF)); len(u) != 2 || u[num(jids[1])] != "1" || u[num(jids[3])] != "2" {
 		t.Errorf("new SWF user numbers %v; want %s: 1, %s: 2", u, num(jids[1]), num(jids[3]))
 	}
 	found, err := reapedJIDs(sp)(ctx, []string{jids[1]})
@@ -199,14 +200,14 @@ func TestRetention_RotatesAccounting(t *testing.T) {
 	// Appends go to the new logs, numbered as a restart numbers them.
 	bob := &spool.Job{User: "bob", Command: []string{"./bob"}, Run: &spool.RunInfo{ExitStatus: new(int)}}
 	jids = append(jids, putJob(t, sp, ended, bob))
-	if err := acct.record(bob); err != nil {
+	if err := alog.record(bob); err != nil {
 		t.Fatal(err)
 	}
-	acct.close()
+	alog.close()
 	if got := jsonlJIDs(t, gen1); len(got) != 4 {
 		t.Errorf("a record went to the rotated log: %v", got)
 	}
-	if u := swfUsers(t, filepath.Join(db, AccountingSWF)); u[num(jids[4])] != "1" {
+	if u := swfUsers(t, filepath.Join(db, acct.SWF)); u[num(jids[4])] != "1" {
 		t.Errorf("bob's new SWF line has user %q, want 1", u[num(jids[4])])
 	}
 
@@ -221,20 +222,20 @@ func TestRetention_RotatesAccounting(t *testing.T) {
 	// Two more rotations: generation 1 moves to 2, and nothing goes past 2.
 	for range 2 {
 		before := readText(t, gen1)
-		acct, err := openAccounting(db)
+		alog, err := openAccounting(db)
 		if err != nil {
 			t.Fatal(err)
 		}
 		r.last = time.Time{}
-		if err := r.apply(ctx, sp, acct, log, time.Now()); err != nil {
+		if err := r.apply(ctx, sp, alog, log, time.Now()); err != nil {
 			t.Fatal(err)
 		}
-		acct.close()
-		if got := readText(t, filepath.Join(db, AccountingJSONL+".2")); got != before {
+		alog.close()
+		if got := readText(t, filepath.Join(db, acct.JSONL+".2")); got != before {
 			t.Errorf("accounting.jsonl.2 is not the earlier generation 1")
 		}
 	}
-	for _, name := range []string{AccountingJSONL + ".3", AccountingSWF + ".3"} {
+	for _, name := range []string{acct.JSONL + ".3", acct.SWF + ".3"} {
 		if exists(filepath.Join(db, name)) {
 			t.Errorf("%s kept beyond retention.accounting_keep 2", name)
 		}
@@ -276,20 +277,20 @@ func TestRetention_CarriesATornLineWhole(t *testing.T) {
 	db := sp.Path(spool.DirDB)
 	jid := "J000002"
 	torn := `{"jid":"J000002","na{"jid":"J000002","name":"d","state":"exited","swf_status":1}` + "\n"
-	if err := os.WriteFile(filepath.Join(db, AccountingJSONL), []byte(`{"jid":"J000001","state":"exited","swf_status":1}`+"\n"+torn), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(db, acct.JSONL), []byte(`{"jid":"J000001","state":"exited","swf_status":1}`+"\n"+torn), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	touch(t, filepath.Join(sp.Path(spool.DirTmp), "claim."+jid+".1700000000000000000.job.yaml"), time.Now())
-	acct, err := openAccounting(db)
+	alog, err := openAccounting(db)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer acct.close()
+	defer alog.close()
 	r := &retainer{Retention: Retention{AccountingBytes: 1, AccountingKeep: 1}}
-	if err := r.apply(context.Background(), sp, acct, testEnv(t, sp).logger("reaper"), time.Now()); err != nil {
+	if err := r.apply(context.Background(), sp, alog, testEnv(t, sp).logger("reaper"), time.Now()); err != nil {
 		t.Fatal(err)
 	}
-	b, err := os.ReadFile(filepath.Join(db, AccountingJSONL))
+	b, err := os.ReadFile(filepath.Join(db, acct.JSONL))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -297,7 +298,7 @@ func TestRetention_CarriesATornLineWhole(t *testing.T) {
 	if len(lines) != 1 {
 		t.Fatalf("new log %q, want %s's record alone", b, jid)
 	}
-	var rec Record
+	var rec acct.Record
 	if err := json.Unmarshal([]byte(lines[0]), &rec); err != nil || rec.JID != jid || rec.Name != "d" {
 		t.Fatalf("new log's line %q: %v", lines[0], err)
 	}

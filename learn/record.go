@@ -19,7 +19,7 @@ import (
 	"time"
 )
 
-// Record is what learning reads of one accounting record (daemons.Record).
+// Record is what learning reads of one accounting record (acct.Record).
 type Record struct {
 	JID        string `json:"jid"`
 	Name       string `json:"name,omitempty"`

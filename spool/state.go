@@ -120,7 +120,7 @@ var Transitions = []Transition{
 var Removable = []State{Finished, Rejected}
 
 // How a job the reaper reports ended, in the words of its report and its
-// accounting record (notify.Report.State, daemons.Record.State): see
+// accounting record (notify.Report.State, acct.Record.State): see
 // Outcome.
 const (
 	OutcomeExited   = "exited"

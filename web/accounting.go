@@ -3,15 +3,14 @@ package web
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"time"
 
+	"msched/acct"
 	"msched/spool"
 )
 
@@ -25,72 +24,13 @@ import (
 // backwards from its end, as far as they need (scanBack), and only the
 // model accuracy page and /metrics read it whole.
 
-// Record is the part of a line of the reaper's accounting log that the page
-// shows. Its fields and JSON names are daemons.Record's (web may not import
-// daemons; a test decodes a daemons.Record through it).
-type Record struct {
-	JID              string    `json:"jid"`
-	Name             string    `json:"name,omitempty"`
-	User             string    `json:"user,omitempty"`
-	Executable       string    `json:"executable,omitempty"`
-	Model            string    `json:"model,omitempty"` // not recorded by every reaper; "" groups by executable
-	Hosts            []string  `json:"hosts,omitempty"`
-	SubmittedAt      time.Time `json:"submitted_at,omitzero"`
-	StartedAt        time.Time `json:"started_at,omitzero"`
-	EndedAt          time.Time `json:"ended_at,omitzero"`
-	WaitSeconds      *float64  `json:"wait_seconds,omitempty"`
-	PredictedSeconds *float64  `json:"predicted_seconds,omitempty"`
-	ActualSeconds    *float64  `json:"actual_seconds,omitempty"`
-	ExitStatus       *int      `json:"exit_status,omitempty"`
-	Signal           string    `json:"signal,omitempty"`
-	State            string    `json:"state"` // spool.Outcome: exited or rejected
-	Reason           string    `json:"reason,omitempty"`
-	Attempts         int       `json:"attempts,omitempty"`
-	Cancelled        bool      `json:"cancelled,omitempty"`
-}
-
-// latest is the last time the record knows of: when the job ended, else
-// started, else was submitted. A job is "recent" by it.
-func (r *Record) latest() time.Time {
-	t := r.SubmittedAt
-	if r.StartedAt.After(t) {
-		t = r.StartedAt
-	}
-	if r.EndedAt.After(t) {
-		t = r.EndedAt
-	}
-	return t
-}
-
-// parseRecordLine decodes one line of the log as daemons.ParseRecordLine
-// does: a line that does not decode may be a torn append of an older
-// msched with the record written again after it on the same line, so the
-// last record start on the line is tried too.
-func parseRecordLine(line []byte) (Record, bool) {
-	line = bytes.TrimSpace(line)
-	if len(line) == 0 {
-		return Record{}, false
-	}
-	var r Record
-	if json.Unmarshal(line, &r) == nil && r.JID != "" {
-		return r, true
-	}
-	if i := bytes.LastIndex(line, []byte(`{"jid":`)); i > 0 {
-		r = Record{}
-		if json.Unmarshal(line[i:], &r) == nil && r.JID != "" {
-			return r, true
-		}
-	}
-	return Record{}, false
-}
-
 func accountingPath(sp *spool.Spool) string {
-	return filepath.Join(sp.Path(spool.DirDB), accountingFile)
+	return filepath.Join(sp.Path(spool.DirDB), acct.JSONL)
 }
 
 // readAccounting reads every whole line of the accounting log; unreadable
 // lines (a torn last append) are skipped, as the reaper skips them.
-func readAccounting(sp *spool.Spool) ([]Record, error) {
+func readAccounting(sp *spool.Spool) ([]acct.Record, error) {
 	f, err := os.Open(accountingPath(sp))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -98,11 +38,11 @@ func readAccounting(sp *spool.Spool) ([]Record, error) {
 		return nil, fmt.Errorf("web: accounting: %w", err)
 	}
 	defer f.Close()
-	var rs []Record
+	var rs []acct.Record
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() {
-		if r, ok := parseRecordLine(sc.Bytes()); ok {
+		if r, ok := acct.ParseRecordLine(sc.Bytes()); ok {
 			rs = append(rs, r)
 		}
 	}
@@ -178,14 +118,14 @@ func scanBack(sp *spool.Spool, limit int64, fn func(line []byte) bool) (complete
 // findRecord is the accounting record of one JID (the job left the spool):
 // the log is read from its end, where recently reaped jobs are, and only
 // lines that name the JID are decoded.
-func findRecord(sp *spool.Spool, jid string) (*Record, error) {
+func findRecord(sp *spool.Spool, jid string) (*acct.Record, error) {
 	needle := []byte(`"jid":"` + jid + `"`)
-	var found *Record
+	var found *acct.Record
 	_, err := scanBack(sp, 0, func(line []byte) bool {
 		if !bytes.Contains(line, needle) {
 			return true
 		}
-		if r, ok := parseRecordLine(line); ok && r.JID == jid {
+		if r, ok := acct.ParseRecordLine(line); ok && r.JID == jid {
 			found = &r
 			return false
 		}

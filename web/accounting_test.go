@@ -2,23 +2,20 @@ package web
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
-	"time"
 
-	"msched/daemons"
+	"msched/acct"
 	"msched/spool"
 )
 
 // writeLog writes the accounting log of sp as raw bytes.
 func writeLog(t *testing.T, sp *spool.Spool, data []byte) {
 	t.Helper()
-	if err := os.WriteFile(filepath.Join(sp.Path(spool.DirDB), accountingFile), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(sp.Path(spool.DirDB), acct.JSONL), data, 0o644); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -78,48 +75,6 @@ func TestScanBack_LinesAcrossChunks(t *testing.T) {
 	writeLog(t, sp, nil)
 	if complete, err := scanBack(sp, 0, func([]byte) bool { t.Error("a line in an empty log"); return true }); !complete || err != nil {
 		t.Errorf("empty log: %v %v", complete, err)
-	}
-}
-
-// The page's Record reads every field of the daemons' record that it
-// shows, under the same JSON names.
-func TestRecord_DecodesTheDaemonsRecord(t *testing.T) {
-	at := time.Date(2026, 11, 2, 10, 0, 0, 0, time.UTC)
-	d := daemons.Record{JID: "J000042", Name: "n", User: "alice", Executable: "/bin/x", Model: "m", Hosts: []string{"a", "b"},
-		SubmittedAt: at, StartedAt: at.Add(time.Minute), EndedAt: at.Add(time.Hour), WaitSeconds: ptr(60.0),
-		PredictedSeconds: ptr(3000.0), ActualSeconds: ptr(3540.0), ExitStatus: ptr(2), Signal: "KILL", State: "exited",
-		Reason: "why", Attempts: 2, Cancelled: true, SWFStatus: 5}
-	line, err := json.Marshal(d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, ok := parseRecordLine(line)
-	if !ok {
-		t.Fatal("not parsed")
-	}
-	want := Record{JID: d.JID, Name: d.Name, User: d.User, Executable: d.Executable, Model: d.Model, Hosts: d.Hosts,
-		SubmittedAt: d.SubmittedAt, StartedAt: d.StartedAt, EndedAt: d.EndedAt, WaitSeconds: d.WaitSeconds,
-		PredictedSeconds: d.PredictedSeconds, ActualSeconds: d.ActualSeconds, ExitStatus: d.ExitStatus, Signal: d.Signal,
-		State: d.State, Reason: d.Reason, Attempts: d.Attempts, Cancelled: d.Cancelled}
-	if !reflect.DeepEqual(r, want) {
-		t.Errorf("decoded %+v\nwant    %+v", r, want)
-	}
-	// Every field of web's Record is one of the daemons' (same JSON name).
-	dt := reflect.TypeOf(daemons.Record{})
-	names := map[string]bool{}
-	for i := 0; i < dt.NumField(); i++ {
-		names[strings.Split(dt.Field(i).Tag.Get("json"), ",")[0]] = true
-	}
-	wt := reflect.TypeOf(Record{})
-	for i := 0; i < wt.NumField(); i++ {
-		if n := strings.Split(wt.Field(i).Tag.Get("json"), ",")[0]; !names[n] {
-			t.Errorf("web's Record has %q, which daemons.Record does not write", n)
-		}
-	}
-	// A torn append glued to the record written again after it.
-	torn := append([]byte(`{"jid":"J000042","name":"d-00`), line...)
-	if r, ok := parseRecordLine(torn); !ok || r.JID != "J000042" {
-		t.Errorf("torn line: %+v %v", r, ok)
 	}
 }
 

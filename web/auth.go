@@ -16,6 +16,7 @@ import (
 	"strings"
 	"time"
 
+	"msched/acct"
 	"msched/spool"
 )
 
@@ -352,7 +353,7 @@ func (h *handler) resubmit(w http.ResponseWriter, r *http.Request) {
 // no report, a field the report clipped, a co-allocated request, and
 // relative paths, which resolved against the directory the job was
 // submitted from (submit_dir), which neither keeps.
-func reapedRequest(rec *Record, head reportHead, haveReport bool) (spool.Job, error) {
+func reapedRequest(rec *acct.Record, head reportHead, haveReport bool) (spool.Job, error) {
 	switch {
 	case !haveReport:
 		return spool.Job{}, errors.New("its report, which keeps its command line, is gone (retention.reports_age)")

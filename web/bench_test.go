@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"msched/daemons"
+	"msched/acct"
 	"msched/spool"
 )
 
@@ -57,14 +57,14 @@ func BenchmarkAccountingLog(b *testing.B) {
 		if i%100 == 0 {
 			user = "rare"
 		}
-		r := daemons.Record{JID: spool.FormatJID(int64(100000 + i)), Name: jobNames[i%len(jobNames)], User: user,
+		r := acct.Record{JID: spool.FormatJID(int64(100000 + i)), Name: jobNames[i%len(jobNames)], User: user,
 			Executable: "/opt/bin/" + jobNames[i%len(jobNames)], Hosts: []string{fmt.Sprintf("node%02d", i%16)},
 			SubmittedAt: end.Add(-5 * time.Minute), StartedAt: end.Add(-2 * time.Minute), EndedAt: end,
 			PredictedSeconds: ptr(110.0), ActualSeconds: ptr(120.0), WaitSeconds: ptr(180.0), State: "exited", ExitStatus: ptr(0)}
 		line, _ := json.Marshal(r)
 		data = append(append(data, line...), '\n')
 	}
-	if err := os.WriteFile(filepath.Join(f.sp.Path(spool.DirDB), daemons.AccountingJSONL), data, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(f.sp.Path(spool.DirDB), acct.JSONL), data, 0o644); err != nil {
 		b.Fatal(err)
 	}
 	h := handlerFor(f, now, "")

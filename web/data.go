@@ -11,20 +11,17 @@ import (
 	"sort"
 	"time"
 
+	"msched/acct"
 	"msched/evaluator"
 	"msched/hoststat"
 	"msched/notify"
 	"msched/spool"
 )
 
-// Files the daemons publish under db/ besides the schedule
-// (spool.ScheduleFile). They mirror the daemons' constants
-// (daemons.AccountingJSONL, daemons.SchedStatsFile), which web may not
-// import; a test checks they agree.
-const (
-	accountingFile = "accounting.jsonl"
-	schedStatsFile = "evaluator.json"
-)
+// schedStatsFile is a file sched publishes under db/ besides the schedule
+// (spool.ScheduleFile). It mirrors daemons.SchedStatsFile, which web may
+// not import; a test checks they agree. The accounting log is acct.JSONL.
+const schedStatsFile = "evaluator.json"
 
 // readSchedule reads db/schedule.json; a missing file is no schedule yet.
 func readSchedule(sp *spool.Spool) (*spool.PublishedSchedule, error) {
@@ -80,7 +77,7 @@ type ModelAccuracy struct {
 // modelKey is what a record's prediction is attributed to: its model when
 // the log records one, else its executable (the profiler estimates jobs
 // without a model, by executable).
-func modelKey(r Record) string {
+func modelKey(r acct.Record) string {
 	switch {
 	case r.Model != "":
 		return r.Model
@@ -92,7 +89,7 @@ func modelKey(r Record) string {
 
 // accuracy groups the records that have both a prediction and an actual run
 // time, by model; the "all" row comes first.
-func accuracy(rs []Record) []ModelAccuracy {
+func accuracy(rs []acct.Record) []ModelAccuracy {
 	type acc struct {
 		n, nPct                         int
 		sum, sumAbs, sumPct, sumA, sumP float64
@@ -177,13 +174,13 @@ type JobView struct {
 	// A running job's clock, as of the request (setClock): time since it
 	// started, predicted time left (0 once past its prediction), how far
 	// past its prediction it is, and its walltime left.
-	ElapsedSeconds      *float64    `json:"elapsed_seconds,omitempty"`
-	RemainingSeconds    *float64    `json:"remaining_seconds,omitempty"`
-	OverrunSeconds      *float64    `json:"overrun_seconds,omitempty"`
-	WalltimeLeftSeconds *float64    `json:"walltime_left_seconds,omitempty"`
-	job                 *spool.Job  // in the spool: its file
-	rec                 *Record     // reaped: its accounting record
-	head                *reportHead // reaped: its report's header, if it could be read
+	ElapsedSeconds      *float64     `json:"elapsed_seconds,omitempty"`
+	RemainingSeconds    *float64     `json:"remaining_seconds,omitempty"`
+	OverrunSeconds      *float64     `json:"overrun_seconds,omitempty"`
+	WalltimeLeftSeconds *float64     `json:"walltime_left_seconds,omitempty"`
+	job                 *spool.Job   // in the spool: its file
+	rec                 *acct.Record // reaped: its accounting record
+	head                *reportHead  // reaped: its report's header, if it could be read
 }
 
 // ModelView is a job's performance model in the API: spool.Model has
@@ -246,7 +243,7 @@ func (v *JobView) setClock(now time.Time) {
 // viewRecord is a reaped job from its accounting record; head, when its
 // report could be read, gives its command line and workdir (else the
 // command is the executable alone).
-func viewRecord(r *Record, head *reportHead) JobView {
+func viewRecord(r *acct.Record, head *reportHead) JobView {
 	v := JobView{JID: r.JID, State: spool.State(r.State), Name: r.Name, User: r.User, Hosts: r.Hosts,
 		PredictedSeconds: r.PredictedSeconds, ActualSeconds: r.ActualSeconds, StartedAt: r.StartedAt,
 		EndedAt: r.EndedAt, ExitStatus: r.ExitStatus, Signal: r.Signal, Reason: r.Reason, Attempts: r.Attempts,

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"msched/acct"
 	"msched/daemons"
 	"msched/evaluator"
 	"msched/hoststat"
@@ -213,14 +214,14 @@ func (f fixture) build(tb testing.TB) built {
 		if f.Evil {
 			name = "<script>alert(1)</script>"
 		}
-		r := daemons.Record{JID: spool.FormatJID(int64(100000 + i)), Name: name, User: "alice",
+		r := acct.Record{JID: spool.FormatJID(int64(100000 + i)), Name: name, User: "alice",
 			Executable: exe, Hosts: []string{b.hosts[i%f.Hosts].Name}, PredictedSeconds: &pred, ActualSeconds: &act,
 			State: "exited", ExitStatus: ptr(0), SubmittedAt: now.Add(-2 * time.Hour), StartedAt: now.Add(-time.Hour),
 			EndedAt: now.Add(-time.Hour + time.Duration(act)*time.Second)}
 		line, _ := json.Marshal(r)
 		lines = append(append(lines, line...), '\n')
 	}
-	if err := os.WriteFile(filepath.Join(sp.Path(spool.DirDB), daemons.AccountingJSONL), lines, 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(sp.Path(spool.DirDB), acct.JSONL), lines, 0o644); err != nil {
 		tb.Fatal(err)
 	}
 	gens := int64(12345)
@@ -258,7 +259,7 @@ func handlerFor(b built, now time.Time, token string) *handler {
 }
 
 func TestFormatsMatchDaemons(t *testing.T) {
-	if accountingFile != daemons.AccountingJSONL || schedStatsFile != daemons.SchedStatsFile {
-		t.Fatalf("db/ file names differ from the daemons': web %s %s, daemons %s %s", accountingFile, schedStatsFile, daemons.AccountingJSONL, daemons.SchedStatsFile)
+	if acct.JSONL != acct.JSONL || schedStatsFile != daemons.SchedStatsFile {
+		t.Fatalf("db/ file names differ from the daemons': web %s %s, daemons %s %s", acct.JSONL, schedStatsFile, acct.JSONL, daemons.SchedStatsFile)
 	}
 }

@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"msched/acct"
 	"msched/spool"
 )
 
@@ -344,7 +345,7 @@ func TestErrors_NoAbsolutePathsInPages(t *testing.T) {
 	root := b.sp.Root()
 	db := b.sp.Path(spool.DirDB)
 	// Files the page reads that cannot be read: a directory in their place.
-	for _, f := range []string{spool.ScheduleFile, accountingFile} {
+	for _, f := range []string{spool.ScheduleFile, acct.JSONL} {
 		os.Remove(filepath.Join(db, f))
 		if err := os.Mkdir(filepath.Join(db, f), 0o755); err != nil {
 			t.Fatal(err)

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"msched/acct"
 	"msched/learn"
 	"msched/notify"
 	"msched/spool"
@@ -203,7 +204,7 @@ func (h *handler) writeMetrics(e *expo) error {
 var outcomes = []string{"completed", "failed", "killed", "cancelled", "rejected"}
 
 // endOutcome is how the job of r ended, one of outcomes.
-func endOutcome(r Record) string {
+func endOutcome(r acct.Record) string {
 	switch {
 	case r.Cancelled || r.Reason == "cancelled":
 		return "cancelled"
@@ -252,7 +253,7 @@ type modelError struct {
 
 // predictionAccuracy is each model's errors over the records with a
 // prediction and an actual run time, by modelKey, sorted by it.
-func predictionAccuracy(rs []Record) []*modelError {
+func predictionAccuracy(rs []acct.Record) []*modelError {
 	by := map[string]*modelError{}
 	for _, r := range rs {
 		if r.PredictedSeconds == nil || r.ActualSeconds == nil {

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"msched/daemons"
+	"msched/acct"
 	"msched/spool"
 )
 
@@ -35,7 +35,7 @@ func metricsSpools(b *testing.B) map[string]built {
 	for i := range 10000 {
 		pred, act := float64(5+i%500), float64(4+i%480)
 		st := []int{0, 0, 0, 1, 137}[i%5]
-		r := daemons.Record{JID: spool.FormatJID(int64(200000 + i)), Name: jobNames[i%len(jobNames)], User: "bob",
+		r := acct.Record{JID: spool.FormatJID(int64(200000 + i)), Name: jobNames[i%len(jobNames)], User: "bob",
 			Executable: "./" + jobNames[i%len(jobNames)], Hosts: []string{busy.hosts[i%64].Name}, PredictedSeconds: &pred, ActualSeconds: &act,
 			State: "exited", ExitStatus: &st, SubmittedAt: now.Add(-3 * time.Hour), StartedAt: now.Add(-3*time.Hour + time.Duration(i)*time.Second),
 			EndedAt: now.Add(-time.Hour)}
@@ -46,7 +46,7 @@ func metricsSpools(b *testing.B) map[string]built {
 		lines.Write(line)
 		lines.WriteByte('\n')
 	}
-	f, err := os.OpenFile(filepath.Join(busy.sp.Path(spool.DirDB), daemons.AccountingJSONL), os.O_APPEND|os.O_WRONLY, 0)
+	f, err := os.OpenFile(filepath.Join(busy.sp.Path(spool.DirDB), acct.JSONL), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"msched/daemons"
+	"msched/acct"
 	"msched/notify"
 	"msched/spool"
 )
@@ -132,7 +132,7 @@ func TestMetrics_Exposition(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
 	zero, two := 0, 2
 	t0 := testNow.Add(-time.Hour)
-	extra := []daemons.Record{
+	extra := []acct.Record{
 		{JID: "J900001", State: "exited", ExitStatus: &two, SubmittedAt: t0, StartedAt: t0.Add(3 * time.Second), Model: "m",
 			PredictedSeconds: f(9), ActualSeconds: f(0.001)},
 		{JID: "J900002", State: "exited", Signal: "SIGKILL", Reason: "walltime exceeded", SubmittedAt: t0, StartedAt: t0.Add(20 * time.Second),
@@ -144,7 +144,7 @@ func TestMetrics_Exposition(t *testing.T) {
 		{JID: "J900005", State: "exited", ExitStatus: &zero, SubmittedAt: t0, StartedAt: t0.Add(500 * time.Millisecond), Model: "m",
 			PredictedSeconds: f(11), ActualSeconds: f(10)},
 	}
-	fh, err := os.OpenFile(filepath.Join(db, daemons.AccountingJSONL), os.O_APPEND|os.O_WRONLY, 0)
+	fh, err := os.OpenFile(filepath.Join(db, acct.JSONL), os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

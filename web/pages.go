@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"msched/acct"
 	"msched/hoststat"
 	"msched/notify"
 	"msched/spool"
@@ -369,7 +370,7 @@ func (h *handler) hostsPage(w http.ResponseWriter, r *http.Request) {
 type ModelsPage struct {
 	Rows    []ModelAccuracy
 	Records int
-	Recent  []Record // the last jobs with a prediction and a run time
+	Recent  []acct.Record // the last jobs with a prediction and a run time
 }
 
 // recentAccuracy is how many of the latest finished jobs the accuracy page

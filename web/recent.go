@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"msched/acct"
 	"msched/spool"
 )
 
@@ -60,7 +61,7 @@ const (
 // in, then the outcome classes.
 var recentStates = []string{spool.OutcomeExited, spool.OutcomeRejected, classOK, classFailed, classCancelled}
 
-func recentFromRecord(r *Record) RecentJob {
+func recentFromRecord(r *acct.Record) RecentJob {
 	x := RecentJob{JID: r.JID, Name: r.Name, User: r.User, State: r.State, Hosts: r.Hosts,
 		SubmittedAt: r.SubmittedAt, StartedAt: r.StartedAt, EndedAt: r.EndedAt, WaitSeconds: r.WaitSeconds,
 		PredictedSeconds: r.PredictedSeconds, ActualSeconds: r.ActualSeconds, Reaped: true, executable: r.Executable}
@@ -308,7 +309,7 @@ func (h *handler) recent(f RecentFilter, perPage int, sv *spoolView) RecentList 
 			if !f.prefilter(line) {
 				return true
 			}
-			r, ok := parseRecordLine(line)
+			r, ok := acct.ParseRecordLine(line)
 			if !ok {
 				return true
 			}

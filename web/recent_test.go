@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"msched/acct"
 	"msched/daemons"
 	"msched/notify"
 	"msched/spool"
@@ -20,13 +21,13 @@ import (
 // recentLog writes n records of the daemons' type, oldest first: users
 // alice, bob, carol in turn, every 7th failed, every 11th cancelled, every
 // 13th rejected.
-func recentLog(t *testing.T, sp *spool.Spool, n int, now time.Time) []daemons.Record {
+func recentLog(t *testing.T, sp *spool.Spool, n int, now time.Time) []acct.Record {
 	t.Helper()
-	var rs []daemons.Record
+	var rs []acct.Record
 	var data []byte
 	for i := 0; i < n; i++ {
 		end := now.Add(-time.Duration(n-i) * time.Minute)
-		r := daemons.Record{JID: spool.FormatJID(int64(1000 + i)), Name: []string{"render", "nbody", "fft <2048>"}[i%3],
+		r := acct.Record{JID: spool.FormatJID(int64(1000 + i)), Name: []string{"render", "nbody", "fft <2048>"}[i%3],
 			User: []string{"alice", "bob", "carol"}[i%3], Executable: "/opt/bin/" + []string{"render", "nbody", "fft"}[i%3],
 			Hosts: []string{fmt.Sprintf("node%02d/cpu%d", i%4, i%2)}, SubmittedAt: end.Add(-3 * time.Minute),
 			StartedAt: end.Add(-2 * time.Minute), EndedAt: end, State: spool.OutcomeExited, ExitStatus: ptr(0)}
@@ -53,7 +54,7 @@ func TestRecent_FilterAndPages(t *testing.T) {
 	sp := newSpool(t)
 	rs := recentLog(t, sp, 400, testNow)
 	h := New(Config{Spool: sp, Now: func() time.Time { return testNow }}).(*handler)
-	class := func(r daemons.Record) string {
+	class := func(r acct.Record) string {
 		c, _ := classify(r.State, r.Cancelled, r.ExitStatus, r.Signal, r.Reason)
 		return c
 	}
@@ -108,7 +109,7 @@ func TestRecent_PrefilterIsSound(t *testing.T) {
 	for _, f := range []RecentFilter{{User: "alice"}, {Name: "fft <2048>"}, {Q: "fft <"}, {Q: "Render"}, {Q: "/opt/bin/nb"}, {Q: "J001042"}} {
 		for _, r := range rs {
 			line, _ := json.Marshal(r)
-			rec, _ := parseRecordLine(line)
+			rec, _ := acct.ParseRecordLine(line)
 			x := recentFromRecord(&rec)
 			if f.match(&x) && !f.prefilter(line) {
 				t.Errorf("%+v: the prefilter drops %s", f, r.JID)
@@ -160,7 +161,7 @@ func reapedJob(t *testing.T, sp *spool.Spool, jid, user string, j spool.Job) {
 		t.Fatal(err)
 	}
 	line, _ := json.Marshal(daemons.NewRecord(&j))
-	f, err := os.OpenFile(filepath.Join(sp.Path(spool.DirDB), accountingFile), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(filepath.Join(sp.Path(spool.DirDB), acct.JSONL), os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"time"
 
+	"msched/acct"
 	"msched/spool"
 )
 
@@ -219,17 +220,17 @@ func (h *handler) usageData(span string, now time.Time, sv spoolView, sched *spo
 	old := 0
 	var earliest time.Time
 	complete, err := scanBack(h.cfg.Spool, usageReadLimit, func(line []byte) bool {
-		r, ok := parseRecordLine(line)
+		r, ok := acct.ParseRecordLine(line)
 		if !ok {
 			return true
 		}
-		if r.latest().Before(u.From) {
+		if r.Latest().Before(u.From) {
 			old++
 			return old < usageOldRun
 		}
 		old = 0
-		if earliest.IsZero() || r.latest().Before(earliest) {
-			earliest = r.latest()
+		if earliest.IsZero() || r.Latest().Before(earliest) {
+			earliest = r.Latest()
 		}
 		if seen[r.JID] {
 			return true
@@ -248,7 +249,7 @@ func (h *handler) usageData(span string, now time.Time, sv spoolView, sched *spo
 		}
 		at := r.EndedAt
 		if at.IsZero() {
-			at = r.latest()
+			at = r.Latest()
 		}
 		x := recentFromRecord(&r)
 		ended(x.Class, at)

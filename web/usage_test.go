@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"msched/daemons"
+	"msched/acct"
 	"msched/hoststat"
 	"msched/spool"
 )
@@ -26,7 +26,7 @@ func TestUsage_Buckets(t *testing.T) {
 	min := func(n int) time.Time { return now.Add(time.Duration(n) * time.Minute) }
 	// Reaped: waited 10 minutes, ran 10 on one host; one failed at once.
 	var log []byte
-	for _, r := range []daemons.Record{
+	for _, r := range []acct.Record{
 		{JID: "J000001", State: spool.OutcomeExited, ExitStatus: ptr(0), Hosts: []string{"m/cpu0"}, SubmittedAt: min(-40), StartedAt: min(-30), EndedAt: min(-20)},
 		{JID: "J000002", State: spool.OutcomeExited, ExitStatus: ptr(1), Hosts: []string{"m/cpu1"}, SubmittedAt: min(-15), StartedAt: min(-15), EndedAt: min(-15).Add(time.Second)},
 		{JID: "J000003", State: spool.OutcomeExited, ExitStatus: ptr(0), Hosts: []string{"m/cpu1"}, SubmittedAt: min(-300), StartedAt: min(-290), EndedAt: min(-280)}, // before the window

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"msched/acct"
 	"msched/spool"
 )
 
@@ -453,7 +454,7 @@ func TestMetrics(t *testing.T) {
 
 func TestAccuracy(t *testing.T) {
 	f := func(v float64) *float64 { return &v }
-	rs := []Record{
+	rs := []acct.Record{
 		{JID: "J1", Model: "m", PredictedSeconds: f(110), ActualSeconds: f(100)},
 		{JID: "J2", Model: "m", PredictedSeconds: f(90), ActualSeconds: f(100)},
 		{JID: "J3", Executable: "/bin/x", PredictedSeconds: f(10), ActualSeconds: f(20)},

@@ -16,8 +16,8 @@ import (
 
 	"github.com/spf13/viper"
 
+	"msched/acct"
 	"msched/atomicfile"
-	"msched/daemons"
 	"msched/hoststat"
 	"msched/launch"
 	"msched/spool"
@@ -185,7 +185,7 @@ type record struct {
 
 func readRecords(t *testing.T, sp *spool.Spool) []record {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), daemons.AccountingJSONL))
+	b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), acct.JSONL))
 	if os.IsNotExist(err) {
 		return nil
 	} else if err != nil {

@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
-	"msched/daemons"
+	"msched/acct"
 	"msched/spool"
 )
 
@@ -80,7 +80,7 @@ func writeHistory(ctx context.Context, w io.Writer, sp *spool.Spool, f jobFilter
 	enc := json.NewEncoder(bw)
 	var rows []jobView
 	var werr error
-	err := daemons.ReadRecords(ctx, sp.Path(spool.DirDB), func(r daemons.Record) bool {
+	err := acct.ReadRecords(ctx, sp.Path(spool.DirDB), func(r acct.Record) bool {
 		v := viewRecord(r)
 		if !f.match(v, endedAs(r)) || !f.inTime(lastTime(r)) {
 			return true
@@ -110,7 +110,7 @@ func writeHistory(ctx context.Context, w io.Writer, sp *spool.Spool, f jobFilter
 
 // endedAs is how r's job ended, in sacct's words: completed, cancelled or
 // failed.
-func endedAs(r daemons.Record) string {
+func endedAs(r acct.Record) string {
 	switch {
 	case r.Cancelled:
 		return "cancelled"
@@ -122,7 +122,7 @@ func endedAs(r daemons.Record) string {
 
 // lastTime is the last time r knows of: when the job ended, else started,
 // else was submitted.
-func lastTime(r daemons.Record) time.Time {
+func lastTime(r acct.Record) time.Time {
 	for _, t := range []time.Time{r.EndedAt, r.StartedAt} {
 		if !t.IsZero() {
 			return t

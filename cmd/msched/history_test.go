@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"msched/daemons"
+	"msched/acct"
 	"msched/spool"
 )
 
@@ -15,18 +15,18 @@ import (
 func historyLog(t *testing.T, sp *spool.Spool, now time.Time) {
 	t.Helper()
 	zero, one := 0, 1
-	rec := func(n int64, name, user string, ended time.Time, exit *int, state string, cancelled bool) daemons.Record {
-		r := daemons.Record{JID: spool.FormatJID(n), Name: name, User: user, SubmittedAt: ended.Add(-time.Hour),
+	rec := func(n int64, name, user string, ended time.Time, exit *int, state string, cancelled bool) acct.Record {
+		r := acct.Record{JID: spool.FormatJID(n), Name: name, User: user, SubmittedAt: ended.Add(-time.Hour),
 			StartedAt: ended.Add(-time.Minute), EndedAt: ended, ExitStatus: exit, State: state, Cancelled: cancelled}
 		if state == spool.OutcomeRejected {
 			r.StartedAt, r.EndedAt, r.Reason = time.Time{}, time.Time{}, "no host can ever hold it"
 		}
 		return r
 	}
-	writeRecords(t, sp, daemons.AccountingJSONL+".1",
+	writeRecords(t, sp, acct.JSONL+".1",
 		rec(1, "sim-a", "alice", now.Add(-48*time.Hour), &zero, spool.OutcomeExited, false),
 		rec(2, "sim-b", "bob", now.Add(-3*time.Hour), &one, spool.OutcomeExited, false))
-	writeRecords(t, sp, daemons.AccountingJSONL,
+	writeRecords(t, sp, acct.JSONL,
 		rec(2, "sim-b", "bob", now.Add(-3*time.Hour), &one, spool.OutcomeExited, false), // carried by the rotation
 		rec(3, "post", "alice", now.Add(-90*time.Minute), nil, spool.OutcomeExited, true),
 		rec(4, "sim-c", "alice", now.Add(-30*time.Minute), &zero, spool.OutcomeExited, false),

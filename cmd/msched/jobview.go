@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"msched/daemons"
+	"msched/acct"
 	"msched/notify"
 	"msched/spool"
 )
@@ -142,7 +142,7 @@ func viewJob(st spool.State, j *spool.Job) jobView {
 
 // viewRecord is the object of a job that has left the spool, from its
 // accounting record.
-func viewRecord(r daemons.Record) jobView {
+func viewRecord(r acct.Record) jobView {
 	v := jobView{JID: r.JID, State: spool.State(r.State), Name: r.Name, User: r.User,
 		Hosts: r.Hosts, PredictedSeconds: r.PredictedSeconds, ActualSeconds: r.ActualSeconds,
 		SubmittedAt: utc(r.SubmittedAt), StartedAt: utc(r.StartedAt), EndedAt: utc(r.EndedAt),

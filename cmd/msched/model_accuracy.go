@@ -10,7 +10,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
-	"msched/daemons"
+	"msched/acct"
 	"msched/learn"
 	"msched/spool"
 )
@@ -35,7 +35,7 @@ are listed as ` + learn.NoModel + `.`,
 				return err
 			}
 			if logFile == "" {
-				logFile = filepath.Join(cfg.Spool, spool.DirDB, daemons.AccountingJSONL)
+				logFile = filepath.Join(cfg.Spool, spool.DirDB, acct.JSONL)
 			}
 			recs, err := learn.ReadFile(logFile)
 			if err != nil {

@@ -6,7 +6,7 @@ import (
 	"log/slog"
 	"path/filepath"
 
-	"msched/daemons"
+	"msched/acct"
 	"msched/learn"
 	"msched/policy"
 	"msched/profiler"
@@ -25,7 +25,7 @@ import (
 // writes where each prediction came from into the job's schedule.
 func (s *system) predictor(ctx context.Context, models policy.Predictor, log *slog.Logger) (policy.Predictor, error) {
 	db := s.sp.Path(spool.DirDB)
-	acct := filepath.Join(db, daemons.AccountingJSONL)
+	acct := filepath.Join(db, acct.JSONL)
 	prof, err := profiler.Open(filepath.Join(db, "profiler.db"), profiler.Options{Confidence: s.cfg.Learn.Confidence})
 	if err != nil {
 		return nil, err

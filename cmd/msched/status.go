@@ -18,7 +18,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/viper"
 
-	"msched/daemons"
+	"msched/acct"
 	"msched/spool"
 )
 
@@ -385,10 +385,10 @@ func writeRecord(w io.Writer, v jobView) error {
 }
 
 // findRecord is jid's accounting record, from every generation of the log.
-func findRecord(ctx context.Context, sp *spool.Spool, jid string) (daemons.Record, bool, error) {
-	var rec daemons.Record
+func findRecord(ctx context.Context, sp *spool.Spool, jid string) (acct.Record, bool, error) {
+	var rec acct.Record
 	found := false
-	err := daemons.ReadRecords(ctx, sp.Path(spool.DirDB), func(r daemons.Record) bool {
+	err := acct.ReadRecords(ctx, sp.Path(spool.DirDB), func(r acct.Record) bool {
 		if r.JID == jid {
 			rec, found = r, true
 			return false

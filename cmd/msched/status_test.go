@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"msched/daemons"
+	"msched/acct"
 	"msched/spool"
 	"msched/web"
 )
@@ -217,9 +217,9 @@ func TestStatus_JSONIsTheJobObject(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
 	put(t, sp, spool.Queued, queuedJob(1, "here", "alice", 1001, at))
 	zero := 0
-	rec := daemons.Record{JID: "J000002", Name: "gone", User: "bob", Executable: "/bin/true", SubmittedAt: at,
+	rec := acct.Record{JID: "J000002", Name: "gone", User: "bob", Executable: "/bin/true", SubmittedAt: at,
 		StartedAt: at.Add(time.Second), EndedAt: at.Add(time.Minute), ExitStatus: &zero, State: spool.OutcomeExited, SWFStatus: 1}
-	writeRecords(t, sp, daemons.AccountingJSONL+".1", rec)
+	writeRecords(t, sp, acct.JSONL+".1", rec)
 
 	out, errOut, code := cli(t, sp, "status", "J1", "--json")
 	var here map[string]any
@@ -250,7 +250,7 @@ func TestStatus_JSONIsTheJobObject(t *testing.T) {
 }
 
 // writeRecords writes rs as the accounting log file name in sp's db/.
-func writeRecords(t *testing.T, sp *spool.Spool, name string, rs ...daemons.Record) {
+func writeRecords(t *testing.T, sp *spool.Spool, name string, rs ...acct.Record) {
 	t.Helper()
 	var b []byte
 	for _, r := range rs {

@@ -1,4 +1,4 @@
-package daemons
+package acct
 
 import (
 	"context"
@@ -18,14 +18,14 @@ func TestReadRecords_Generations(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	write(AccountingJSONL+".2", `{"jid":"J000001","state":"exited"}`+"\n")
-	write(AccountingJSONL+".1", `{"jid":"J000002","state":"exited"}`+"\n"+`{"jid":"J000003","state":"rejected"}`+"\n")
+	write(JSONL+".2", `{"jid":"J000001","state":"exited"}`+"\n")
+	write(JSONL+".1", `{"jid":"J000002","state":"exited"}`+"\n"+`{"jid":"J000003","state":"rejected"}`+"\n")
 	// The live log: J000003 carried over by the rotation, a torn line, and
 	// a last line a crash left without its newline.
-	write(AccountingJSONL, `{"jid":"J000003","state":"rejected"}`+"\n"+`{"jid":"J0000`+"\n"+
+	write(JSONL, `{"jid":"J000003","state":"rejected"}`+"\n"+`{"jid":"J0000`+"\n"+
 		`{"jid":"J000004","state":"exited"}`+"\n"+`{"jid":"J000005","state":"exited"}`)
 	// A generation past a gap is not the log's (keep was lowered since).
-	write(AccountingJSONL+".4", `{"jid":"J000000","state":"exited"}`+"\n")
+	write(JSONL+".4", `{"jid":"J000000","state":"exited"}`+"\n")
 
 	var got []string
 	if err := ReadRecords(context.Background(), dir, func(r Record) bool { got = append(got, r.JID); return true }); err != nil {
@@ -47,7 +47,7 @@ func TestReadRecords_Generations(t *testing.T) {
 	for i := 0; i < 5000; i++ {
 		big = append(big, `{"jid":"J000009","state":"exited"}`+"\n"...)
 	}
-	write(AccountingJSONL, string(big))
+	write(JSONL, string(big))
 	if err := ReadRecords(ctx, dir, func(Record) bool { return true }); err != context.Canceled {
 		t.Errorf("ReadRecords with a cancelled context: %v", err)
 	}

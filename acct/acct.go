@@ -1,0 +1,185 @@
+// Package acct is msched's accounting log, under a spool's db/: one line
+// per job that left the system, as JSON (JSONL: names, hosts, reasons) and
+// as SWF (the Parallel Workloads Archive's format, for the simulator). The
+// reaper writes it (daemons); the command line (status, history), the web
+// page and the chaos checks read it, through Record, ParseRecordLine,
+// ReadRecords and ReadLine here.
+package acct
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// The accounting log, under spool/db/: one line per job that left the
+// system, in two forms. The SWF file (Standard Workload Format 2.2, the
+// Parallel Workloads Archive's) feeds the simulator and other tools; the
+// JSON lines keep what SWF cannot (names, hosts, reasons).
+const (
+	SWF   = "accounting.swf"
+	JSONL = "accounting.jsonl"
+)
+
+// Record is one line of accounting.jsonl.
+type Record struct {
+	JID              string    `json:"jid"`
+	Name             string    `json:"name,omitempty"`
+	User             string    `json:"user,omitempty"`
+	Executable       string    `json:"executable,omitempty"` // command[0]
+	Category         string    `json:"category,omitempty"`   // the profiler's category of the command (profiler.Category)
+	Model            string    `json:"model,omitempty"`      // performance model; "": none (profiler or walltime)
+	Hosts            []string  `json:"hosts,omitempty"`
+	SubmittedAt      time.Time `json:"submitted_at,omitzero"`
+	StartedAt        time.Time `json:"started_at,omitzero"`
+	EndedAt          time.Time `json:"ended_at,omitzero"`
+	WaitSeconds      *float64  `json:"wait_seconds,omitempty"`
+	PredictedSeconds *float64  `json:"predicted_seconds,omitempty"`
+	ActualSeconds    *float64  `json:"actual_seconds,omitempty"`
+	ExitStatus       *int      `json:"exit_status,omitempty"`
+	Signal           string    `json:"signal,omitempty"`
+	State            string    `json:"state"` // spool.Outcome: exited (from finished/) or rejected
+	Reason           string    `json:"reason,omitempty"`
+	Attempts         int       `json:"attempts,omitempty"`
+	Cancelled        bool      `json:"cancelled,omitempty"`
+	SWFStatus        int       `json:"swf_status"`
+}
+
+// Latest is the last time r knows of: when the job ended, else started,
+// else was submitted.
+func (r *Record) Latest() time.Time {
+	t := r.SubmittedAt
+	if r.StartedAt.After(t) {
+		t = r.StartedAt
+	}
+	if r.EndedAt.After(t) {
+		t = r.EndedAt
+	}
+	return t
+}
+
+// ParseRecordLine decodes one line of accounting.jsonl; ok is false for a
+// line that holds no whole record. A line that does not decode may be the
+// torn start of an append that an older msched did not cut back (a write
+// that failed half-way on a full disk), with the record written again
+// after it on the same line: `{"jid":"J000080","name":"d-00{"jid":"J000080",…}`.
+// The last record start on such a line is tried too, so that the record is
+// not lost to its torn prefix. Readers of the log should use this.
+func ParseRecordLine(line []byte) (r Record, ok bool) {
+	line = bytes.TrimSpace(line)
+	if len(line) == 0 {
+		return r, false
+	}
+	if json.Unmarshal(line, &r) == nil && r.JID != "" {
+		return r, true
+	}
+	if i := bytes.LastIndex(line, []byte(`{"jid":`)); i > 0 {
+		r = Record{}
+		if json.Unmarshal(line[i:], &r) == nil && r.JID != "" {
+			return r, true
+		}
+	}
+	return Record{}, false
+}
+
+// ReadRecords calls fn with every record of the accounting log in db (a
+// spool's db/), oldest first: the rotated generations that are there
+// (accounting.jsonl.N … .1, see retention.go), then the live log; it stops
+// when fn returns false. A JID in two generations (a rotation copies into
+// the new log the records of jobs still in the spool) is given once, from
+// the older. Lines that hold no whole record (ParseRecordLine) are skipped.
+// A rotation while it reads may make it miss the records of the last
+// moments before it; read again for those.
+func ReadRecords(ctx context.Context, db string, fn func(Record) bool) error {
+	path := filepath.Join(db, JSONL)
+	gens := 0
+	for gens < maxGenerations && fileExists(path+"."+strconv.Itoa(gens+1)) {
+		gens++
+	}
+	files := make([]string, 0, gens+1)
+	for i := gens; i >= 1; i-- {
+		files = append(files, path+"."+strconv.Itoa(i))
+	}
+	files = append(files, path)
+	seen := map[string]bool{}
+	for _, file := range files {
+		more, err := readRecordFile(ctx, file, func(r Record) bool {
+			if seen[r.JID] {
+				return true
+			}
+			seen[r.JID] = true
+			return fn(r)
+		})
+		if err != nil || !more {
+			return err
+		}
+	}
+	return nil
+}
+
+// maxGenerations bounds the rotated logs ReadRecords looks for, far above
+// any retention.accounting_keep in use.
+const maxGenerations = 1000
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
+}
+
+// readRecordFile calls fn with each record of one log file (none if it is
+// missing); more is false when fn stopped it.
+func readRecordFile(ctx context.Context, path string, fn func(Record) bool) (more bool, err error) {
+	f, err := os.Open(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return true, nil
+	} else if err != nil {
+		return false, fmt.Errorf("acct: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, 64<<10)
+	for n := 1; ; n++ {
+		if n%4096 == 0 && ctx.Err() != nil {
+			return false, ctx.Err()
+		}
+		line, err := ReadLine(r)
+		if rec, ok := ParseRecordLine(line); ok && !fn(rec) {
+			return false, nil
+		}
+		if err == io.EOF {
+			return true, nil
+		} else if err != nil {
+			return false, fmt.Errorf("acct: %s: %w", path, err)
+		}
+	}
+}
+
+// MaxRecordLine bounds a line of accounting.jsonl that is looked at; a
+// record is a few hundred bytes, a rejection's reason at most a few KiB.
+const MaxRecordLine = 1 << 20
+
+// ReadLine returns the next line without its newline; a line longer than
+// MaxRecordLine comes back empty (no record is that long).
+func ReadLine(r *bufio.Reader) ([]byte, error) {
+	var line []byte
+	long := false
+	for {
+		chunk, err := r.ReadSlice('\n')
+		if !long && len(line)+len(chunk) <= MaxRecordLine {
+			line = append(line, chunk...)
+		} else {
+			long, line = true, nil
+		}
+		if err == bufio.ErrBufferFull {
+			continue
+		}
+		return bytes.TrimSuffix(line, []byte("\n")), err
+	}
+}
