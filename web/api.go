@@ -29,7 +29,7 @@ func (h *handler) apiJobs(w http.ResponseWriter, r *http.Request) {
 		}
 		out.Counts[st] = sj.Count
 		for _, v := range sj.Jobs {
-			v.setClock(h.cfg.Now())
+			v.SetClock(h.cfg.Now())
 			out.Jobs = append(out.Jobs, v)
 		}
 	}
@@ -38,7 +38,7 @@ func (h *handler) apiJobs(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) apiJob(w http.ResponseWriter, r *http.Request) {
 	if v, ok := h.lookupOr404(w, r, "no job %q"); ok {
-		v.setClock(h.cfg.Now())
+		v.SetClock(h.cfg.Now())
 		writeJSON(w, v)
 	}
 }

@@ -178,7 +178,12 @@ type JobView struct {
 	RemainingSeconds    *float64     `json:"remaining_seconds,omitempty"`
 	OverrunSeconds      *float64     `json:"overrun_seconds,omitempty"`
 	WalltimeLeftSeconds *float64     `json:"walltime_left_seconds,omitempty"`
-	job                 *spool.Job   // in the spool: its file
+	// PendingReason says why a job that has not started waits, and
+	// ExpectedStart when the schedule sched published last starts it (zero:
+	// it does not plan the job); the command line fills them in.
+	PendingReason string       `json:"pending_reason,omitempty"`
+	ExpectedStart time.Time    `json:"expected_start,omitzero"`
+	job           *spool.Job   // in the spool: its file
 	rec                 *acct.Record // reaped: its accounting record
 	head                *reportHead  // reaped: its report's header, if it could be read
 }
@@ -190,9 +195,11 @@ type ModelView struct {
 	Params map[string]float64 `json:"params,omitempty"`
 }
 
-func viewJob(st spool.State, j *spool.Job) JobView {
+// ViewJob is the object of job file j read from state st: the one job
+// object of the API and the command line. Times are UTC.
+func ViewJob(st spool.State, j *spool.Job) JobView {
 	v := JobView{JID: j.JID, State: st, Name: j.Name, User: j.User, Command: j.Command, Workdir: j.Workdir,
-		Notify: j.Notify, SubmittedAt: j.SubmittedAt, Reason: j.Reason,
+		Notify: j.Notify, SubmittedAt: j.SubmittedAt.UTC(), Reason: j.Reason,
 		CancelRequested: j.CancelRequested, History: j.History, Stdout: j.Stdout, Stderr: j.Stderr, job: j}
 	if st == spool.Submitted {
 		v.File = j.File()
@@ -216,14 +223,14 @@ func viewJob(st spool.State, j *spool.Job) JobView {
 		v.ActualSeconds = ptr(a.Seconds())
 	}
 	if r := j.Run; r != nil {
-		v.StartedAt, v.EndedAt, v.ExitStatus, v.Signal, v.Attempts = r.StartedAt, r.EndedAt, r.ExitStatus, r.Signal, r.Attempts
+		v.StartedAt, v.EndedAt, v.ExitStatus, v.Signal, v.Attempts = r.StartedAt.UTC(), r.EndedAt.UTC(), r.ExitStatus, r.Signal, r.Attempts
 	}
 	return v
 }
 
-// setClock fills in a running job's elapsed time, predicted time left,
+// SetClock fills in a running job's elapsed time, predicted time left,
 // overrun and walltime left as of now.
-func (v *JobView) setClock(now time.Time) {
+func (v *JobView) SetClock(now time.Time) {
 	if v.State != spool.Running || v.StartedAt.IsZero() || !v.EndedAt.IsZero() {
 		return
 	}
@@ -240,14 +247,18 @@ func (v *JobView) setClock(now time.Time) {
 	}
 }
 
+// ViewRecord is the object of a job that has left the spool, from its
+// accounting record alone (its command is the executable).
+func ViewRecord(r *acct.Record) JobView { return viewRecord(r, nil) }
+
 // viewRecord is a reaped job from its accounting record; head, when its
 // report could be read, gives its command line and workdir (else the
 // command is the executable alone).
 func viewRecord(r *acct.Record, head *reportHead) JobView {
 	v := JobView{JID: r.JID, State: spool.State(r.State), Name: r.Name, User: r.User, Hosts: r.Hosts,
-		PredictedSeconds: r.PredictedSeconds, ActualSeconds: r.ActualSeconds, StartedAt: r.StartedAt,
-		EndedAt: r.EndedAt, ExitStatus: r.ExitStatus, Signal: r.Signal, Reason: r.Reason, Attempts: r.Attempts,
-		CancelRequested: r.Cancelled, SubmittedAt: r.SubmittedAt, Reaped: true, rec: r, head: head}
+		PredictedSeconds: r.PredictedSeconds, ActualSeconds: r.ActualSeconds, StartedAt: r.StartedAt.UTC(),
+		EndedAt: r.EndedAt.UTC(), ExitStatus: r.ExitStatus, Signal: r.Signal, Reason: r.Reason, Attempts: r.Attempts,
+		CancelRequested: r.Cancelled, SubmittedAt: r.SubmittedAt.UTC(), Reaped: true, rec: r, head: head}
 	if r.Model != "" {
 		v.Model = &ModelView{Name: r.Model}
 	}
@@ -340,7 +351,7 @@ func readStateEntries(sp *spool.Spool, st spool.State, limit int) (StateJobs, []
 		case err != nil:
 			return sj, es, err
 		}
-		sj.Jobs = append(sj.Jobs, viewJob(st, j))
+		sj.Jobs = append(sj.Jobs, ViewJob(st, j))
 	}
 	return sj, es, nil
 }
@@ -373,7 +384,7 @@ func readSpool(sp *spool.Spool, limit int, now time.Time, states ...spool.State)
 			v.Where[e.Name] = st
 		}
 		for i := range sj.Jobs {
-			sj.Jobs[i].setClock(now)
+			sj.Jobs[i].SetClock(now)
 		}
 		v.States = append(v.States, sj)
 		v.Total += sj.Count

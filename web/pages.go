@@ -174,7 +174,7 @@ func (h *handler) jobList(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		for i := range sj.Jobs {
-			sj.Jobs[i].setClock(h.cfg.Now())
+			sj.Jobs[i].SetClock(h.cfg.Now())
 		}
 		l.States = append(l.States, sj)
 	}
@@ -232,7 +232,7 @@ func (h *handler) jobPage(w http.ResponseWriter, r *http.Request) {
 			p.ResubFrom = reapedNote(req)
 		}
 	}
-	v.setClock(h.cfg.Now())
+	v.SetClock(h.cfg.Now())
 	p.Job = v
 	h.render(w, r, "job", v.JID+" "+v.Name, p)
 }

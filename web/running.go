@@ -88,7 +88,7 @@ func factsOf(sp *spool.Spool, sched *spool.PublishedSchedule, read []JobView, wh
 			if _, over := runningEnd(j, jobFacts{}, sched.GeneratedAt, now); over {
 				parsed++
 				if job, err := sp.Read(spool.Running, j.JID); err == nil {
-					add(viewJob(spool.Running, job))
+					add(ViewJob(spool.Running, job))
 					continue
 				}
 			}

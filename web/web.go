@@ -369,7 +369,7 @@ func (h *handler) lookup(jid string) (JobView, bool, error) {
 	var pe *spool.ParseError
 	switch {
 	case err == nil:
-		return viewJob(st, j), true, nil
+		return ViewJob(st, j), true, nil
 	case errors.As(err, &pe):
 		return JobView{JID: jid, Invalid: pe.Detail()}, true, nil
 	case !errors.Is(err, spool.ErrNotFound):

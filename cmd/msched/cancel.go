@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/viper"
 
 	"msched/spool"
+	"msched/web"
 )
 
 // cancelStates are the states a job can be cancelled in (--state), and
@@ -120,9 +121,9 @@ func cancelJobs(out, errOut io.Writer, sp *spool.Spool, jids []string, f jobFilt
 		case !t.found:
 			fail(codef(exitNotFound, "%s: no such job in the spool (`msched history` lists the jobs that have left it)", t.jid))
 			continue
-		case len(jids) > 0 && f.any() && !f.match(viewJob(t.st, t.job)):
+		case len(jids) > 0 && f.any() && !f.match(web.ViewJob(t.st, t.job)):
 			continue
-		case len(jids) == 0 && !f.match(viewJob(t.st, t.job)):
+		case len(jids) == 0 && !f.match(web.ViewJob(t.st, t.job)):
 			continue
 		case t.st == spool.Finished || t.st == spool.Rejected:
 			refused++

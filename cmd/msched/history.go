@@ -15,6 +15,7 @@ import (
 
 	"msched/acct"
 	"msched/spool"
+	"msched/web"
 )
 
 // historyStates are the names history's --state takes: the record's state
@@ -78,10 +79,10 @@ status --json (and of the status page's API), "reaped": true.`,
 func writeHistory(ctx context.Context, w io.Writer, sp *spool.Spool, f jobFilter, asJSON bool) error {
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
-	var rows []jobView
+	var rows []web.JobView
 	var werr error
 	err := acct.ReadRecords(ctx, sp.Path(spool.DirDB), func(r acct.Record) bool {
-		v := viewRecord(r)
+		v := web.ViewRecord(&r)
 		if !f.match(v, endedAs(r)) || !f.inTime(lastTime(r)) {
 			return true
 		}

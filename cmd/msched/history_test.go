@@ -9,6 +9,7 @@ import (
 
 	"msched/acct"
 	"msched/spool"
+	"msched/web"
 )
 
 // historyLog writes an accounting log of five jobs, in two generations.
@@ -66,7 +67,7 @@ func TestHistory_Filters(t *testing.T) {
 			if line == "" {
 				continue
 			}
-			var v jobView
+			var v web.JobView
 			if err := json.Unmarshal([]byte(line), &v); err != nil || !v.Reaped {
 				t.Fatalf("history %v --json: a line that is no reaped job object: %v %q", c.args, err, line)
 			}

@@ -20,6 +20,7 @@ import (
 
 	"msched/acct"
 	"msched/spool"
+	"msched/web"
 )
 
 // pendingStates are the states `--state pending` stands for: a job that
@@ -140,7 +141,7 @@ func listJobs(w io.Writer, sp *spool.Spool, f jobFilter, asJSON bool) error {
 		return err
 	}
 	why := newWaitInfo(plan, health)
-	rows := []jobView{}
+	rows := []web.JobView{}
 	for _, st := range spool.States {
 		if len(f.states) > 0 && !slices.Contains(f.states, string(st)) {
 			continue
@@ -163,8 +164,8 @@ func listJobs(w io.Writer, sp *spool.Spool, f jobFilter, asJSON bool) error {
 				}
 				continue
 			}
-			r := viewJob(st, j)
-			r.setClock(now)
+			r := web.ViewJob(st, j)
+			r.SetClock(now)
 			if st == spool.Submitted && r.SubmittedAt.IsZero() {
 				r.SubmittedAt = utc(e.ModTime)
 			}
@@ -199,7 +200,7 @@ func listJobs(w io.Writer, sp *spool.Spool, f jobFilter, asJSON bool) error {
 // writeJobTable prints jobs as a table, times in UTC (the header says so);
 // a start with ~ is the one the published schedule expects. history
 // (ended) adds when each job ended and how.
-func writeJobTable(w io.Writer, rows []jobView, ended bool) error {
+func writeJobTable(w io.Writer, rows []web.JobView, ended bool) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if ended {
 		fmt.Fprintln(tw, "STATE\tJID\tNAME\tUSER\tHOSTS\tSUBMITTED (UTC)\tSTARTED\tENDED\tEXIT\tNOTE")
@@ -229,11 +230,11 @@ func writeJobTable(w io.Writer, rows []jobView, ended bool) error {
 			note = note[:i] + " …"
 		}
 		if ended {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.State, id, r.Name, r.User, r.hosts,
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.State, id, r.Name, r.User, hostsCell(r),
 				tableTime(r.SubmittedAt), start, tableTime(r.EndedAt), exitText(r), note)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.State, id, r.Name, r.User, r.hosts, tableTime(r.SubmittedAt), start, note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.State, id, r.Name, r.User, hostsCell(r), tableTime(r.SubmittedAt), start, note)
 	}
 	return tw.Flush()
 }
@@ -248,7 +249,7 @@ func tableTime(t time.Time) string {
 
 // exitText is how a job ended, in a word: its exit status, signal,
 // "cancelled", or "-" (it never ran).
-func exitText(r jobView) string {
+func exitText(r web.JobView) string {
 	switch {
 	case r.CancelRequested && r.ExitStatus == nil:
 		return "cancelled"
@@ -273,7 +274,7 @@ func showJobs(ctx context.Context, w io.Writer, sp *spool.Spool, jids []string, 
 		return err
 	}
 	why := newWaitInfo(plan, health)
-	var views []jobView
+	var views []web.JobView
 	var errs []error
 	for i, jid := range jids {
 		if !asJSON && i > 0 {
@@ -302,11 +303,11 @@ func showJobs(ctx context.Context, w io.Writer, sp *spool.Spool, jids []string, 
 // job file; gone, its report, or its accounting record when the report is
 // gone (retention) too. With asJSON it prints nothing and returns the
 // job's object.
-func showJob(ctx context.Context, w io.Writer, sp *spool.Spool, why waitInfo, jid string, asJSON bool) (jobView, error) {
+func showJob(ctx context.Context, w io.Writer, sp *spool.Spool, why waitInfo, jid string, asJSON bool) (web.JobView, error) {
 	st, j, err := sp.Find(jid)
 	if err == nil {
-		v := viewJob(st, j)
-		v.setClock(time.Now())
+		v := web.ViewJob(st, j)
+		v.SetClock(time.Now())
 		why.explain(&v, st, j)
 		if asJSON {
 			return v, nil
@@ -326,28 +327,28 @@ func showJob(ctx context.Context, w io.Writer, sp *spool.Spool, why waitInfo, ji
 		_, err = w.Write(data)
 		return v, err
 	} else if !errors.Is(err, spool.ErrNotFound) {
-		return jobView{}, err
+		return web.JobView{}, err
 	}
 	// Reaped: its report (its owner's only), else its accounting record.
 	report := filepath.Join(sp.Path(spool.DirReports), jid+".txt")
 	if !asJSON {
 		b, err := os.ReadFile(report)
 		if errors.Is(err, fs.ErrPermission) {
-			return jobView{}, codef(exitRefused, "permission denied: %s belongs to %s; its report %s is for its owner only", jid, fileOwner(report), report)
+			return web.JobView{}, codef(exitRefused, "permission denied: %s belongs to %s; its report %s is for its owner only", jid, fileOwner(report), report)
 		} else if err == nil {
 			fmt.Fprintf(w, "%s: reported (%s)\n\n", jid, report)
 			_, err := w.Write(b)
-			return jobView{}, err
+			return web.JobView{}, err
 		}
 	}
 	rec, found, err := findRecord(ctx, sp, jid)
 	if err != nil {
-		return jobView{}, err
+		return web.JobView{}, err
 	}
 	if !found {
-		return jobView{}, codef(exitNotFound, "no job %s: not in the spool, no report %s, not in the accounting log", jid, report)
+		return web.JobView{}, codef(exitNotFound, "no job %s: not in the spool, no report %s, not in the accounting log", jid, report)
 	}
-	v := viewRecord(rec)
+	v := web.ViewRecord(&rec)
 	if asJSON {
 		return v, nil
 	}
@@ -357,7 +358,7 @@ func showJob(ctx context.Context, w io.Writer, sp *spool.Spool, why waitInfo, ji
 }
 
 // writeRecord prints a reaped job's object as "key: value" lines.
-func writeRecord(w io.Writer, v jobView) error {
+func writeRecord(w io.Writer, v web.JobView) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
 	line := func(k, val string) {
 		if val != "" {

@@ -79,11 +79,11 @@ func emptySpool(t *testing.T) *spool.Spool {
 
 // statusJSON is what status --json prints for the list.
 type statusJSON struct {
-	Daemons []daemonRow `json:"daemons"`
-	Jobs    []jobView   `json:"jobs"`
+	Daemons []daemonRow   `json:"daemons"`
+	Jobs    []web.JobView `json:"jobs"`
 }
 
-func jids(vs []jobView) []string {
+func jids(vs []web.JobView) []string {
 	out := []string{}
 	for _, v := range vs {
 		out = append(out, v.JID)
@@ -99,7 +99,7 @@ func TestStatus_JIDForms(t *testing.T) {
 	put(t, sp, spool.Queued, queuedJob(10, "ten", "alice", 1001, at))
 	for _, arg := range []string{"10", "J10", "j000010", "J000010"} {
 		out, errOut, code := cli(t, sp, "status", arg, "--json")
-		var v jobView
+		var v web.JobView
 		if code != exitOK || json.Unmarshal([]byte(out), &v) != nil || v.JID != "J000010" || v.State != spool.Queued {
 			t.Errorf("status %s --json: code %d, %q %q", arg, code, out, errOut)
 		}
@@ -230,7 +230,7 @@ func TestStatus_JSONIsTheJobObject(t *testing.T) {
 		t.Errorf("status J1 --json is not the job object: %s", out)
 	}
 	out, errOut, code = cli(t, sp, "status", "2", "--json")
-	var gone jobView
+	var gone web.JobView
 	if code != exitOK || json.Unmarshal([]byte(out), &gone) != nil {
 		t.Fatalf("status 2 --json: %d %q %q", code, out, errOut)
 	}
@@ -243,7 +243,7 @@ func TestStatus_JSONIsTheJobObject(t *testing.T) {
 		t.Errorf("status 2 without a report: %d\n%s", code, out)
 	}
 	out, _, _ = cli(t, sp, "status", "1", "2", "--json")
-	var both []jobView
+	var both []web.JobView
 	if err := json.Unmarshal([]byte(out), &both); err != nil || len(both) != 2 || both[1].JID != "J000002" {
 		t.Errorf("status 1 2 --json: %v %s", err, out)
 	}
@@ -263,48 +263,6 @@ func writeRecords(t *testing.T, sp *spool.Spool, name string, rs ...acct.Record)
 	if err := os.WriteFile(filepath.Join(sp.Path(spool.DirDB), name), b, 0o644); err != nil {
 		t.Fatal(err)
 	}
-}
-
-// The command line's job object has every key of the status page API's
-// (web.JobView), with the same JSON kind: one object for scripts, whichever
-// they ask.
-func TestJobView_KeysAreTheAPIs(t *testing.T) {
-	ours := jsonKeys(reflect.TypeFor[jobView]())
-	for k, kind := range jsonKeys(reflect.TypeFor[web.JobView]()) {
-		if got, ok := ours[k]; !ok {
-			t.Errorf("the API's job object has %q, the command line's has not", k)
-		} else if got != kind {
-			t.Errorf("%q: the API's is a %s, the command line's a %s", k, kind, got)
-		}
-	}
-	for _, k := range []string{"pending_reason", "expected_start"} {
-		if _, ok := ours[k]; !ok {
-			t.Errorf("no %q", k)
-		}
-	}
-}
-
-// jsonKeys maps the JSON names of t's exported fields to their kinds.
-func jsonKeys(t reflect.Type) map[string]reflect.Kind {
-	out := map[string]reflect.Kind{}
-	for f := range t.Fields() {
-		if !f.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-		if name == "-" {
-			continue
-		}
-		if name == "" {
-			name = f.Name
-		}
-		k := f.Type.Kind()
-		if k == reflect.Pointer {
-			k = f.Type.Elem().Kind()
-		}
-		out[name] = k
-	}
-	return out
 }
 
 // Every time the command line prints is UTC and says so, whatever the
