@@ -14,6 +14,7 @@ import (
 	"msched/acct"
 	"msched/evaluator"
 	"msched/hoststat"
+	"msched/learn"
 	"msched/notify"
 	"msched/spool"
 )
@@ -88,7 +89,8 @@ func modelKey(r acct.Record) string {
 }
 
 // accuracy groups the records that have both a prediction and an actual run
-// time, by model; the "all" row comes first.
+// time, by model; the "all" row comes first. The mean absolute percentage
+// error counts the jobs that ran at least learn.PercentFloor.
 func accuracy(rs []acct.Record) []ModelAccuracy {
 	type acc struct {
 		n, nPct                         int
@@ -114,7 +116,10 @@ func accuracy(rs []acct.Record) []ModelAccuracy {
 			x.sumAbs += math.Abs(p - a)
 			x.sumA += a
 			x.sumP += p
-			if a > 0 {
+			if a >= learn.PercentFloor.Seconds() {
+				// A percentage only where it means something: a 0.01 s job
+				// predicted 1 s is not 9,900 % worse than one predicted 2 s
+				// for 1 s (the mean absolute error in seconds covers it).
 				x.nPct++
 				x.sumPct += math.Abs(p-a) / a
 			}
@@ -157,6 +162,7 @@ type JobView struct {
 	SubmittedAt      time.Time     `json:"submitted_at,omitzero"`
 	Hosts            []string      `json:"hosts,omitempty"`
 	Policy           string        `json:"policy,omitempty"`
+	EstimateSource   string        `json:"estimate_source,omitempty"` // where predicted_seconds came from
 	PredictedSeconds *float64      `json:"predicted_seconds,omitempty"`
 	ActualSeconds    *float64      `json:"actual_seconds,omitempty"`
 	StartedAt        time.Time     `json:"started_at,omitzero"`
@@ -174,18 +180,18 @@ type JobView struct {
 	// A running job's clock, as of the request (setClock): time since it
 	// started, predicted time left (0 once past its prediction), how far
 	// past its prediction it is, and its walltime left.
-	ElapsedSeconds      *float64     `json:"elapsed_seconds,omitempty"`
-	RemainingSeconds    *float64     `json:"remaining_seconds,omitempty"`
-	OverrunSeconds      *float64     `json:"overrun_seconds,omitempty"`
-	WalltimeLeftSeconds *float64     `json:"walltime_left_seconds,omitempty"`
+	ElapsedSeconds      *float64 `json:"elapsed_seconds,omitempty"`
+	RemainingSeconds    *float64 `json:"remaining_seconds,omitempty"`
+	OverrunSeconds      *float64 `json:"overrun_seconds,omitempty"`
+	WalltimeLeftSeconds *float64 `json:"walltime_left_seconds,omitempty"`
 	// PendingReason says why a job that has not started waits, and
 	// ExpectedStart when the schedule sched published last starts it (zero:
 	// it does not plan the job); the command line fills them in.
 	PendingReason string       `json:"pending_reason,omitempty"`
 	ExpectedStart time.Time    `json:"expected_start,omitzero"`
 	job           *spool.Job   // in the spool: its file
-	rec                 *acct.Record // reaped: its accounting record
-	head                *reportHead  // reaped: its report's header, if it could be read
+	rec           *acct.Record // reaped: its accounting record
+	head          *reportHead  // reaped: its report's header, if it could be read
 }
 
 // ModelView is a job's performance model in the API: spool.Model has
@@ -214,7 +220,7 @@ func ViewJob(st spool.State, j *spool.Job) JobView {
 		v.WalltimeSeconds = ptr(time.Duration(j.Walltime).Seconds())
 	}
 	if s := j.Schedule; s != nil {
-		v.Hosts, v.Policy = s.Hosts, s.Policy
+		v.Hosts, v.Policy, v.EstimateSource = s.Hosts, s.Policy, s.EstimateSource
 	}
 	if p, ok := notify.Predicted(j); ok {
 		v.PredictedSeconds = ptr(p.Seconds())

@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"msched/learn"
 	"msched/spool"
 )
 
@@ -415,11 +416,17 @@ func optSecs(p *float64) string {
 	return dur(*p)
 }
 
+// errPct is a prediction's error: as a percentage of the actual run time,
+// or in seconds for a job that ran less than learn.PercentFloor.
 func errPct(pred, act *float64) string {
-	if pred == nil || act == nil || *act <= 0 {
+	switch {
+	case pred == nil || act == nil || *act < 0:
 		return ""
+	case *act < learn.PercentFloor.Seconds():
+		// A percentage of a sub-second run means nothing (+886627.6 %).
+		return fmt.Sprintf("%+.1f s", *pred-*act)
 	}
-	return fmt.Sprintf("%+.1f%%", 100*(*pred-*act) / *act)
+	return fmt.Sprintf("%+.1f%% of actual", 100*(*pred-*act) / *act)
 }
 
 // argv shows a command as the user would type it, quoting where needed.

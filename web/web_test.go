@@ -489,3 +489,20 @@ func TestBase_UnderACGIScriptName(t *testing.T) {
 		}
 	}
 }
+
+// A prediction's error is a percentage only for a job of at least
+// learn.PercentFloor; a shorter one's is in seconds.
+func TestErrPct_ShortJobsInSeconds(t *testing.T) {
+	f := func(v float64) *float64 { return &v }
+	for _, c := range []struct {
+		pred, act float64
+		want      string
+	}{{120, 100, "+20.0% of actual"}, {3, 0.000338, "+3.0 s"}, {5, 9.5, "-4.5 s"}, {10, 10, "+0.0% of actual"}} {
+		if got := errPct(f(c.pred), f(c.act)); got != c.want {
+			t.Errorf("errPct(%v, %v) = %q, want %q", c.pred, c.act, got, c.want)
+		}
+	}
+	if got := errPct(nil, f(1)); got != "" {
+		t.Errorf("no prediction: %q", got)
+	}
+}
