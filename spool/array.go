@@ -290,6 +290,10 @@ func (b *Batch) QueueArray(c *Claim, j *Job) ([]string, error) {
 		m.JID, m.ArrayJob, m.ArrayIndex = jid, c.Members[0], &idx
 		m.state, m.file = Submitted, c.file
 		if err := b.Move(m, Submitted, Queued, fmt.Sprintf("array %s, index %d", c.Members[0], idx)); err != nil {
+			// The members written so far stay queued; the claim stays
+			// too, so that recovery writes the rest under the JIDs
+			// reserved for them (it skips the members it finds).
+			b.keep(filepath.Join(b.s.tmp, c.file))
 			return queued, err
 		}
 		queued = append(queued, jid)

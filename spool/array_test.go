@@ -250,6 +250,57 @@ func TestArray_RecoveryWritesTheMissingMembersOnce(t *testing.T) {
 	}
 }
 
+// A member that cannot be written (a full disk, here a directory in its
+// place): the members written stay queued and the claim stays too, through
+// the batch's Commit, so that recovery writes the rest under their JIDs.
+func TestArray_FailedMemberKeepsTheClaim(t *testing.T) {
+	s := newSpool(t).As(Init)
+	c, j := claimArray(t, s, "1-4")
+	if err := s.ReserveArray(c, 4); err != nil {
+		t.Fatal(err)
+	}
+	blocker := filepath.Join(s.Dir(Queued), c.Members[2])
+	if err := os.MkdirAll(filepath.Join(blocker, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b := s.Batch()
+	queued, err := b.QueueArray(c, j)
+	if err == nil || !slices.Equal(queued, c.Members[:2]) {
+		t.Fatalf("queued %v, err %v; want the first two and an error", queued, err)
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if left, _ := s.ClaimedJIDs(); !slices.Equal(left, c.Members) {
+		t.Fatalf("after the commit the claim holds %v, want %v", left, c.Members)
+	}
+	if err := os.RemoveAll(blocker); err != nil {
+		t.Fatal(err)
+	}
+	none := func(context.Context, []string) (map[string]bool, error) { return nil, nil }
+	claims, _, err := s.RecoverClaimsWith(context.Background(), none)
+	if err != nil || len(claims) != 1 {
+		t.Fatalf("recovery: %d claims, %v", len(claims), err)
+	}
+	rj, err := claims[0].Job()
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = s.Batch()
+	if queued, err = b.QueueArray(claims[0], rj); err != nil || !slices.Equal(queued, c.Members[2:]) {
+		t.Fatalf("recovery queued %v, %v; want %v", queued, err, c.Members[2:])
+	}
+	if err := b.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got := queuedMembers(t, s); len(got) != 4 {
+		t.Errorf("queued/ holds %v", got)
+	}
+	if left, _ := s.ClaimedJIDs(); len(left) != 0 {
+		t.Errorf("claims left: %v", left)
+	}
+}
+
 // HeldReason reads what sched published: a job held for its dependencies
 // by its JID, an array member held by its array's limit from the first
 // member held on.

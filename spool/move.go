@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -178,6 +179,15 @@ func (b *Batch) add(dir, claim string) {
 	if claim != "" {
 		b.claims = append(b.claims, claim)
 	}
+}
+
+// keep takes claim back out of the claims Commit removes: a move from it
+// that is only part of what the claim holds (an array's member, when a
+// later member failed) must leave it for recovery.
+func (b *Batch) keep(claim string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.claims = slices.DeleteFunc(b.claims, func(c string) bool { return c == claim })
 }
 
 // Commit fsyncs what the batch changed, then removes its claims.
