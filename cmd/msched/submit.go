@@ -271,6 +271,9 @@ func runSubmit(cmd *cobra.Command, v *viper.Viper, f *submitFlags, args []string
 	}
 	for _, s := range subs {
 		if s.jids() == nil {
+			if refused != nil {
+				return refused // init rejected it (an array whose members it never wrote)
+			}
 			return codef(128+2, "stopped waiting: %s has no JID yet (msched status lists it)", s.label)
 		}
 	}
