@@ -161,7 +161,7 @@ func (rp *reaping) reap(ctx context.Context, jobs []*spool.Job) error {
 			acc = rp.alog.accuracy(j.Model.Name)
 		}
 		rep := notify.RenderAccuracy(j, rp.sp.Path(spool.DirOutput), acc)
-		text := []byte(fmt.Sprintf("To: %s\nSubject: %s\n\n%s", rep.To, rep.Subject, rep.Body))
+		text := []byte(fmt.Sprintf("To: %s\nSubject: %s\n\n%s", notify.OneLine(rep.To), notify.OneLine(rep.Subject), rep.Body))
 		dir, name := rp.sp.Path(spool.DirReports), j.JID+".txt"
 		var err error
 		if uid, private := reportOwner(j); private {

@@ -21,7 +21,7 @@ func RenderBegin(j *spool.Job) Report {
 	if j.Schedule != nil && len(j.Schedule.Hosts) > 0 {
 		on = " on " + strings.Join(j.Schedule.Hosts, ", ")
 	}
-	r.Subject = spool.Clip(oneLine(fmt.Sprintf("msched: job %s started%s", what, on)), SubjectLimit)
+	r.Subject = spool.Clip(OneLine(fmt.Sprintf("msched: job %s started%s", what, on)), SubjectLimit)
 
 	var b strings.Builder
 	line := lineTo(&b)

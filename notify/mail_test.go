@@ -201,7 +201,7 @@ func TestMailer_DeliversReportWithHeadersAndBody(t *testing.T) {
 	if strings.ReplaceAll(body, "\r\n", "\n") != rep.Body {
 		t.Errorf("body differs from the report:\n%q\nwant\n%q", body, rep.Body)
 	}
-	for _, want := range []string{"JID:         J000042", "Exit status: 3", "Job:         Partikel ü"} {
+	for _, want := range []string{"JID:         J000042", "Exit status: 3", `Job:         "Partikel ü\nBcc: eve@example.org"`} {
 		if !strings.Contains(body, want) {
 			t.Errorf("body lacks %q", want)
 		}

@@ -5,6 +5,7 @@ import (
 	"io"
 	"math"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -94,9 +95,16 @@ func (m *ModelAccuracy) text() string {
 
 // lineTo is a report's "Key:        value" line writer into b, each value
 // clipped to FieldLimit.
+// A value holding a control character (a line break in a job's name or
+// workdir) is written Go-quoted, so that a line never becomes two: the web
+// page reads these lines back (web.parseReportHead).
 func lineTo(b *strings.Builder) func(k, format string, a ...any) {
 	return func(k, format string, a ...any) {
-		fmt.Fprintf(b, "%-12s %s\n", k+":", spool.Clip(fmt.Sprintf(format, a...), FieldLimit))
+		v := fmt.Sprintf(format, a...)
+		if strings.ContainsFunc(v, func(r rune) bool { return r < ' ' || r == 0x7f }) {
+			v = strconv.Quote(v)
+		}
+		fmt.Fprintf(b, "%-12s %s\n", k+":", spool.Clip(v, FieldLimit))
 	}
 }
 
@@ -148,7 +156,9 @@ func RenderAccuracy(j *spool.Job, outputDir string, acc *ModelAccuracy) Report {
 		}
 	}
 	r.Failed = failed(j, r.State)
-	r.Subject = spool.Clip(subject(j, r.State), SubjectLimit)
+	// One line: the reaper writes it above the report in the report's file,
+	// which the web page reads back (a name may hold a line break).
+	r.Subject = spool.Clip(OneLine(subject(j, r.State)), SubjectLimit)
 
 	var b strings.Builder
 	line := lineTo(&b)

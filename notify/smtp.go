@@ -30,19 +30,19 @@ func (m *Mailer) message(e *queued) (*gomail.Msg, error) {
 	if err := msg.To(e.Report.To); err != nil {
 		return nil, fmt.Errorf("notify: mail: job %s: notify address %q: %w", e.Report.JID, e.Report.To, err)
 	}
-	msg.Subject(oneLine(e.Report.Subject))
+	msg.Subject(OneLine(e.Report.Subject))
 	msg.SetDateWithValue(e.Date)
 	msg.SetMessageIDWithValue(e.MessageID)
-	msg.SetGenHeader(gomail.Header(HeaderJID), oneLine(e.Report.JID))
+	msg.SetGenHeader(gomail.Header(HeaderJID), OneLine(e.Report.JID))
 	msg.SetUserAgent("msched")
 	// Captured job output may be any bytes; the part says UTF-8.
 	msg.SetBodyString(gomail.TypeTextPlain, strings.ToValidUTF8(e.Report.Body, "\uFFFD"))
 	return msg, nil
 }
 
-// oneLine turns control characters (a job name with a newline) into
+// OneLine turns control characters (a job name with a newline) into
 // spaces: a header value is one line.
-func oneLine(s string) string {
+func OneLine(s string) string {
 	return strings.Map(func(r rune) rune {
 		if r < ' ' || r == 0x7f {
 			return ' '

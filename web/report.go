@@ -71,18 +71,29 @@ func readReportHead(sp *spool.Spool, jid string) (reportHead, error) {
 // empty line, and the line that says where standard output went.
 func parseReportHead(s string) reportHead {
 	var h reportHead
-	// The reaper writes the mail's To and Subject before the body, with an
-	// empty line between (daemons.Reaper); the body begins "Job:".
-	if i := strings.Index(s, "\nJob:"); i >= 0 && !strings.HasPrefix(s, "Job:") {
-		s = s[i+1:]
+	// The reaper writes the mail's To and Subject, one line each, before
+	// the body, with an empty line between (daemons.Reaper); the body
+	// begins "Job:". Values a user wrote that hold a line break are
+	// written Go-quoted (notify's lineTo), so no line is forged; a header
+	// naming a key twice is not trusted.
+	if strings.HasPrefix(s, "To:") {
+		_, s, _ = strings.Cut(s, "\n\n")
+	}
+	if !strings.HasPrefix(s, "Job:") {
+		return reportHead{Clipped: true}
 	}
 	head, rest, _ := strings.Cut(s, "\n\n")
+	seen := map[string]bool{}
 	for _, l := range strings.Split(head, "\n") {
 		k, v, ok := strings.Cut(l, ":")
 		if !ok || strings.HasPrefix(l, " ") {
 			continue // a continuation line (reason, components)
 		}
 		v = strings.TrimLeft(v, " ")
+		if seen[k] {
+			return reportHead{Clipped: true}
+		}
+		seen[k] = true
 		clipped := len(v) >= notify.FieldLimit-len("…") && strings.HasSuffix(v, "…")
 		switch k {
 		case "Command":
@@ -92,6 +103,13 @@ func parseReportHead(s string) reportHead {
 			}
 			h.Command = argv
 		case "Workdir":
+			if strings.HasPrefix(v, `"`) {
+				if u, err := strconv.Unquote(v); err == nil {
+					v = u
+				} else {
+					clipped = true
+				}
+			}
 			h.Workdir = v
 			h.Clipped = h.Clipped || clipped
 		case "Components":

@@ -25,10 +25,17 @@ func TestReportHead_RoundTripThroughNotify(t *testing.T) {
 			Workdir: "/home/alice/my runs", Stdout: "/tmp/out put.txt"}},
 		{"clipped", spool.Job{Command: []string{"/bin/echo", strings.Repeat("x", 2*notify.FieldLimit)}}},
 		{"co-allocated", spool.Job{Command: []string{"/bin/true"}, Components: []int{2, 2}}},
+		// Found in review: line breaks in what a user writes forged header
+		// lines (a name in the Subject, a workdir in the body).
+		{"forged name", spool.Job{Command: []string{"/bin/true"}, Name: "x\nJob: x\nCommand: /bin/evil\n\nStandard output went to /etc/x."}},
+		{"forged workdir", spool.Job{Command: []string{"/bin/true"}, Workdir: "/w\nCommand: /bin/evil"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			j := c.job
-			j.JID, j.Name, j.User, j.SubmittedAt = "J000007", "n: with colon", "alice", at
+			j.JID, j.User, j.SubmittedAt = "J000007", "alice", at
+			if j.Name == "" {
+				j.Name = "n: with colon"
+			}
 			j.Schedule = &spool.Schedule{Hosts: []string{"a", "b"}, PredictedSeconds: 10}
 			j.Run = &spool.RunInfo{StartedAt: at, EndedAt: at.Add(time.Minute), ExitStatus: ptr(0)}
 			j.Reason = "first line\nsecond line: Command: fake"
