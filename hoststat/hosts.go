@@ -175,15 +175,18 @@ func ParseHosts(data []byte, name string) ([]Host, error) {
 	return hosts, nil
 }
 
-// validate checks one host. Names may not hold white space or commas
-// because jobs receive their hosts comma-separated (MSCHED_HOSTS) and one
-// per line (the host file).
+// validate checks one host. Names and clusters may not hold white space or
+// commas because jobs receive their hosts comma-separated (MSCHED_HOSTS)
+// and one per line (the host file), and a co-allocated job its clusters
+// comma-separated (MSCHED_CLUSTERS) and in its host file's comments.
 func (h Host) validate() error {
 	switch {
 	case h.Name == "":
 		return errors.New(`field "name": required`)
 	case strings.ContainsAny(h.Name, ", \t\n\r"):
 		return fmt.Errorf(`field "name": %q holds white space or a comma`, h.Name)
+	case strings.ContainsAny(h.Cluster, ", \t\n\r"):
+		return fmt.Errorf(`field "cluster": %q holds white space or a comma`, h.Cluster)
 	case strings.TrimSpace(h.Arch) == "":
 		return errors.New(`field "arch": required`)
 	}

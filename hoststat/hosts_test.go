@@ -98,6 +98,7 @@ func TestParseHosts_Errors(t *testing.T) {
 		{"not a string", "- name: a\n  arch: [x]\n", `h.yaml:2: host 1: field "arch": want a string`},
 		{"null", "- name: a\n  arch: ~\n", `h.yaml:2: host 1: field "arch": want a string`},
 		{"comma in name", "- {name: 'a,b', arch: x}\n", `h.yaml:1: host 1: field "name": "a,b" holds white space or a comma`},
+		{"comma in cluster", "- {name: a, arch: x, cluster: 'c,d'}\n", `h.yaml:1: host 1: field "cluster": "c,d" holds white space or a comma`},
 		{"two documents", "- {name: a, arch: x}\n---\n- {name: b, arch: x}\n", "more than one YAML document"},
 		{"syntax", "- name: [a\n", "h.yaml: yaml:"},
 	} {

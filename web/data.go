@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strings"
 	"time"
 
 	"msched/acct"
@@ -81,9 +82,11 @@ type ModelAccuracy struct {
 func modelKey(r acct.Record) string {
 	switch {
 	case r.Model != "":
-		return r.Model
+		return strings.ToValidUTF8(r.Model, "\uFFFD")
 	case r.Executable != "":
-		return "exe:" + filepath.Base(r.Executable)
+		// A metrics label too: the exposition must be UTF-8 whatever
+		// bytes a user's command[0] holds.
+		return "exe:" + strings.ToValidUTF8(filepath.Base(r.Executable), "\uFFFD")
 	}
 	return "(unknown)"
 }
