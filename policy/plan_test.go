@@ -176,6 +176,19 @@ func TestPlanGA_LearntRatioPicksHosts(t *testing.T) {
 			if got := time.Duration(p.expected(int64(90 * time.Second))); (got - want).Abs() > time.Millisecond {
 				t.Fatalf("%d samples: expected(90s) = %v, want %v", samples, got, want)
 			}
+			// A job whose start failed is back in the queue: no sample.
+			n := p.ratioN
+			for _, st := range []Snapshot{
+				{Now: now, Hosts: slices.Clone(hs), Running: []RunningJob{{ID: "F", Hosts: []string{"x0"}, Start: now, End: now.Add(time.Hour)}}},
+				{Now: now.Add(time.Second), Hosts: slices.Clone(hs), Queue: []QueuedJob{{ID: "F", Name: "F", Submit: now, Min: 1, Max: 1, Estimate: time.Hour, Arch: "slow"}}},
+			} {
+				if _, err := p.Plan(context.Background(), st); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if p.ratioN != n {
+				t.Errorf("a job back in the queue counted as ended: %d samples, had %d", p.ratioN, n)
+			}
 			s := Snapshot{Now: now, Hosts: slices.Clone(hs), Queue: []QueuedJob{job("J", -10, 2, 2, 100*time.Second)},
 				Running: []RunningJob{{ID: "B", Hosts: []string{"f0", "f1", "x0"}, Start: now, End: now.Add(30 * time.Second)}}}
 			s.Queue[0].Submit = now.Add(-time.Second)
