@@ -40,7 +40,7 @@ const (
 
 // NewRecord is the accounting record of a job in finished/ or rejected/.
 func NewRecord(j *spool.Job) acct.Record {
-	r := acct.Record{JID: j.JID, Name: j.Name, User: j.User, SubmittedAt: j.SubmittedAt,
+	r := acct.Record{JID: j.JID, Name: j.Name, User: j.User, UID: j.UID, SubmittedAt: j.SubmittedAt,
 		State: spool.Outcome(j.State()), Reason: j.Reason, Cancelled: j.CancelRequested || j.Reason == "cancelled"}
 	if len(j.Command) > 0 {
 		r.Executable = j.Command[0]

@@ -306,7 +306,12 @@ func (h *handler) resubmit(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		user = rec.User
-		owner, known = spool.UserID(rec.User)
+		if rec.UID != nil {
+			// The uid the job ran as: a name may have been reused since.
+			owner, known = *rec.UID, true
+		} else {
+			owner, known = spool.UserID(rec.User)
+		}
 		msg = "resubmit-reaped"
 	case err != nil:
 		h.refuse(w, r, http.StatusBadRequest, err)

@@ -224,3 +224,32 @@ func TestResubmit_ReapedJob(t *testing.T) {
 		t.Errorf("resubmit without a report: %d %s", w.Code, w.Body)
 	}
 }
+
+// A reaped job is resubmitted as the uid it ran as, which its record
+// keeps: its user's name may be gone or reused since (found in review).
+func TestResubmit_ReapedJobByUID(t *testing.T) {
+	b := fixture{Jobs: 5, Hosts: 4, Now: testNow}.build(t)
+	uid := os.Geteuid()
+	reapedJob(t, b.sp, "J500003", "msched-gone-user", spool.Job{Name: "sweep", Command: []string{"/bin/true"}, Workdir: "/tmp", UID: &uid})
+	h := handlerFor(b, testNow, "tok")
+	sess := loginCookie(t, h)
+	page := get(t, h, "/jobs/J500003", sess).Body.String()
+	token := csrfRE.FindStringSubmatch(page)[1]
+	w := post(h, "/jobs/J500003/resubmit", url.Values{"csrf": {token}}, nil, sess)
+	if w.Code != http.StatusSeeOther {
+		t.Fatalf("resubmit: %d %s", w.Code, w.Body)
+	}
+	es, _ := b.sp.List(spool.Submitted)
+	found := false
+	for _, e := range es {
+		if strings.HasPrefix(e.Name, "resubmit-J500003") {
+			found = true
+			if got := ownerOf(t, filepath.Join(b.sp.Dir(spool.Submitted), e.Name)); got != uid {
+				t.Errorf("resubmission owned by %d, want %d", got, uid)
+			}
+		}
+	}
+	if !found {
+		t.Error("no resubmission in submitted/")
+	}
+}
