@@ -34,7 +34,7 @@ type Record struct {
 	JID              string    `json:"jid"`
 	Name             string    `json:"name,omitempty"`
 	User             string    `json:"user,omitempty"`
-	UID              *int      `json:"uid,omitempty"` // the submitter's uid (nil in records written before it was kept)
+	UID              *int      `json:"uid,omitempty"`        // the submitter's uid (nil in records written before it was kept)
 	Executable       string    `json:"executable,omitempty"` // command[0]
 	Category         string    `json:"category,omitempty"`   // the profiler's category of the command (profiler.Category)
 	Model            string    `json:"model,omitempty"`      // performance model; "": none (profiler or walltime)
