@@ -3,6 +3,7 @@ package web
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -39,14 +40,20 @@ func readAccounting(sp *spool.Spool) ([]acct.Record, error) {
 	}
 	defer f.Close()
 	var rs []acct.Record
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 64<<10), 16<<20)
-	for sc.Scan() {
-		if r, ok := acct.ParseRecordLine(sc.Bytes()); ok {
+	br := bufio.NewReaderSize(f, 64<<10)
+	for {
+		// acct.ReadLine: a line over acct.MaxRecordLine is skipped, not
+		// the end of the page.
+		line, err := acct.ReadLine(br)
+		if r, ok := acct.ParseRecordLine(line); ok {
 			rs = append(rs, r)
 		}
+		if err == io.EOF {
+			return rs, nil
+		} else if err != nil {
+			return rs, fmt.Errorf("web: accounting: %w", err)
+		}
 	}
-	return rs, sc.Err()
 }
 
 // scanChunk is how much of the log scanBack reads at a time: a hundred or
@@ -126,6 +133,17 @@ func findRecord(sp *spool.Spool, jid string) (*acct.Record, error) {
 			return true
 		}
 		if r, ok := acct.ParseRecordLine(line); ok && r.JID == jid {
+			found = &r
+			return false
+		}
+		return true
+	})
+	if found != nil || err != nil {
+		return found, err
+	}
+	// Not in the live log: an older job, in a rotated generation.
+	err = acct.ReadRecords(context.Background(), sp.Path(spool.DirDB), func(r acct.Record) bool {
+		if r.JID == jid {
 			found = &r
 			return false
 		}

@@ -96,3 +96,22 @@ func TestFindRecord(t *testing.T) {
 		t.Errorf("a JID never recorded: %+v %v", r, err)
 	}
 }
+
+// A reaped job's record is found in a rotated log too, and a line too long
+// for any record does not end the reading of the rest (found in review).
+func TestFindRecord_RotatedAndLongLines(t *testing.T) {
+	sp := newSpool(t)
+	db := sp.Path(spool.DirDB)
+	if err := os.WriteFile(filepath.Join(db, acct.JSONL+".1"), []byte(`{"jid":"J000001","state":"exited"}`+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	long := `{"jid":"J000002","name":"` + strings.Repeat("x", acct.MaxRecordLine) + `","state":"exited"}` + "\n"
+	writeLog(t, sp, []byte(long+`{"jid":"J000003","state":"exited"}`+"\n"))
+	if r, err := findRecord(sp, "J000001"); err != nil || r == nil || r.JID != "J000001" {
+		t.Errorf("rotated record: %+v %v", r, err)
+	}
+	rs, err := readAccounting(sp)
+	if err != nil || len(rs) != 1 || rs[0].JID != "J000003" {
+		t.Errorf("after an overlong line: %+v %v", rs, err)
+	}
+}
