@@ -22,6 +22,29 @@ func twoClusters() []Host {
 	}
 }
 
+// now and later are placements at t0 and a minute after, for one minute.
+func now(job string, hosts ...string) Placement {
+	return Placement{Job: job, Hosts: hosts, Start: t0, Predicted: time.Minute}
+}
+
+func later(job string, hosts ...string) Placement {
+	return Placement{Job: job, Hosts: hosts, Start: t0.Add(time.Minute), Predicted: time.Minute}
+}
+
+// checkFaults wants exactly the faults want, in order, each "part job:
+// reason" starting with its entry.
+func checkFaults(t *testing.T, faults []Fault, want []string) {
+	t.Helper()
+	if len(faults) != len(want) {
+		t.Fatalf("faults %v, want %d", faults, len(want))
+	}
+	for i, f := range faults {
+		if got := f.Part + " " + f.Job + ": " + f.Reason; !strings.HasPrefix(got, want[i]) {
+			t.Errorf("fault %d: %q, want %q…", i, got, want[i])
+		}
+	}
+}
+
 func TestCheck(t *testing.T) {
 	s := Snapshot{Now: t0, Hosts: twoClusters(),
 		Running: []RunningJob{{ID: "R", Hosts: []string{"a0"}, Start: t0.Add(-time.Minute), End: t0.Add(time.Minute)}},
@@ -30,12 +53,6 @@ func TestCheck(t *testing.T) {
 			{ID: "S", Min: 1, Max: 1, Arch: "sparc"}, {ID: "C", Min: 1, Max: 3, Cluster: "a"},
 		}}
 	s.Hosts[5].FreeAt = t0.Add(time.Hour) // b2: down, or busy
-	now := func(job string, hosts ...string) Placement {
-		return Placement{Job: job, Hosts: hosts, Start: t0, Predicted: time.Minute}
-	}
-	later := func(job string, hosts ...string) Placement {
-		return Placement{Job: job, Hosts: hosts, Start: t0.Add(time.Minute), Predicted: time.Minute}
-	}
 	for _, tc := range []struct {
 		name string
 		plan Plan
@@ -58,17 +75,7 @@ func TestCheck(t *testing.T) {
 			[]string{`start J2: hosts in clusters "a" and "b"`, `later J1: hosts in clusters "b" and "a"`}},
 		{"not now", Plan{StartNow: []Placement{{Job: "J1", Hosts: []string{"a1"}, Start: t0.Add(time.Second)}}}, []string{"start J1: starts now at"}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			faults := Check(s, tc.plan)
-			if len(faults) != len(tc.want) {
-				t.Fatalf("faults %v, want %d", faults, len(tc.want))
-			}
-			for i, f := range faults {
-				if got := f.Part + " " + f.Job + ": " + f.Reason; !strings.HasPrefix(got, tc.want[i]) {
-					t.Errorf("fault %d: %q, want %q…", i, got, tc.want[i])
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkFaults(t, Check(s, tc.plan), tc.want) })
 	}
 	// With one cluster a placement may use any hosts.
 	one := Snapshot{Now: t0, Hosts: hosts(3), Queue: []QueuedJob{job("J", 0, 2, 2, 0)}}
@@ -210,12 +217,6 @@ func TestCheck_Coallocated(t *testing.T) {
 		request("O", workload.Ordered, 2, 1), request("U", workload.Unordered, 2, 1),
 		request("T", workload.Total, 4), job("J", 0, 2, 2, time.Minute),
 	}
-	now := func(job string, hosts ...string) Placement {
-		return Placement{Job: job, Hosts: hosts, Start: t0, Predicted: time.Minute}
-	}
-	later := func(job string, hosts ...string) Placement {
-		return Placement{Job: job, Hosts: hosts, Start: t0.Add(time.Minute), Predicted: time.Minute}
-	}
 	for _, tc := range []struct {
 		name string
 		plan Plan
@@ -238,16 +239,6 @@ func TestCheck_Coallocated(t *testing.T) {
 		{"total anywhere, ordinary job in one cluster", Plan{StartNow: []Placement{now("T", "a0", "b0", "c0", "c1"), now("J", "a1", "b1")}},
 			[]string{`start J: hosts in clusters "a" and "b": a job runs inside one cluster`}},
 	} {
-		t.Run(tc.name, func(t *testing.T) {
-			faults := Check(s, tc.plan)
-			if len(faults) != len(tc.want) {
-				t.Fatalf("faults %v, want %d", faults, len(tc.want))
-			}
-			for i, f := range faults {
-				if got := f.Part + " " + f.Job + ": " + f.Reason; !strings.HasPrefix(got, tc.want[i]) {
-					t.Errorf("fault %d: %q, want %q…", i, got, tc.want[i])
-				}
-			}
-		})
+		t.Run(tc.name, func(t *testing.T) { checkFaults(t, Check(s, tc.plan), tc.want) })
 	}
 }

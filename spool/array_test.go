@@ -92,19 +92,7 @@ func TestParse_ArrayAndDependencies(t *testing.T) {
 // claimArray submits an array job file and claims it, as init does.
 func claimArray(t *testing.T, s *Spool, array string) (*Claim, *Job) {
 	t.Helper()
-	name, err := s.Submit("sweep.yaml", []byte("name: sweep\ncommand: [a]\narray: \""+array+"\"\n"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := s.Claim(name)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j, err := c.Job()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c, j
+	return submitAndClaim(t, s, "sweep.yaml", "name: sweep\ncommand: [a]\narray: \""+array+"\"\n")
 }
 
 func queuedMembers(t *testing.T, s *Spool) map[string]int {

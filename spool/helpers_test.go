@@ -29,24 +29,31 @@ func newSpool(t testing.TB) *Spool {
 	return s
 }
 
+// submitAndClaim submits data as name and claims it, as init does.
+func submitAndClaim(t testing.TB, s *Spool, name, data string) (*Claim, *Job) {
+	t.Helper()
+	ticket, err := s.Submit(name, []byte(data))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Claim(ticket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j, err := c.Job()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c, j
+}
+
 // place puts a job directly into state st (history ending in st) and reads
 // it back, as its owner would find it. For Submitted it goes through
 // Submit and Claim.
 func place(t testing.TB, s *Spool, st State) *Job {
 	t.Helper()
 	if st == Submitted {
-		name, err := s.Submit("job.yaml", []byte(validJob))
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := s.Claim(name)
-		if err != nil {
-			t.Fatal(err)
-		}
-		j, err := c.Job()
-		if err != nil {
-			t.Fatal(err)
-		}
+		_, j := submitAndClaim(t, s, "job.yaml", validJob)
 		return j
 	}
 	j, err := Parse("job.yaml", []byte(validJob))
