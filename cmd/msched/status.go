@@ -128,19 +128,28 @@ func jidArgs(args []string) ([]string, error) {
 	return out, nil
 }
 
+// spoolWaitInfo is what explains sp's waiting jobs at now, from the
+// daemons' health (returned too) and sched's published schedule.
+func spoolWaitInfo(sp *spool.Spool, now time.Time) (waitInfo, []spool.Health, error) {
+	health, err := sp.Health(now)
+	if err != nil {
+		return waitInfo{}, nil, err
+	}
+	plan, err := readPublished(sp)
+	if err != nil {
+		return waitInfo{}, nil, err
+	}
+	return newWaitInfo(plan, health), health, nil
+}
+
 // listJobs prints the daemons' health and the jobs in the spool that pass
 // f, as a table or as one JSON object.
 func listJobs(w io.Writer, sp *spool.Spool, f jobFilter, asJSON bool) error {
 	now := time.Now()
-	health, err := sp.Health(now)
+	why, health, err := spoolWaitInfo(sp, now)
 	if err != nil {
 		return err
 	}
-	plan, err := readPublished(sp)
-	if err != nil {
-		return err
-	}
-	why := newWaitInfo(plan, health)
 	rows := []web.JobView{}
 	for _, st := range spool.States {
 		if len(f.states) > 0 && !slices.Contains(f.states, string(st)) {
@@ -265,15 +274,10 @@ func exitText(r web.JobView) string {
 // or an array of several. A JID not found is reported after the others
 // (exitNotFound).
 func showJobs(ctx context.Context, w io.Writer, sp *spool.Spool, jids []string, asJSON bool) error {
-	health, err := sp.Health(time.Now())
+	why, _, err := spoolWaitInfo(sp, time.Now())
 	if err != nil {
 		return err
 	}
-	plan, err := readPublished(sp)
-	if err != nil {
-		return err
-	}
-	why := newWaitInfo(plan, health)
 	var views []web.JobView
 	var errs []error
 	for i, jid := range jids {
