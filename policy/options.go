@@ -71,6 +71,13 @@ type PlanOptions struct {
 	// improvement, within Options.Generations (simulation) or
 	// Options.TimeBudget (live); default DefaultPlanStall; < 0: never.
 	Stall int
+	// DomainGenes gives each job a host-domain gene (the MS paper's
+	// two-part coding: order and mapping) that the mutation sets to a fixed
+	// domain or "auto". Off (the default), every gene is "auto": the
+	// chromosome is the order and the decoder puts each job where it is
+	// expected to end first. On three-speed hosts the genes made the plans
+	// worse and the results depend on the seed (docs/ga-plan.md).
+	DomainGenes bool
 }
 
 // The objectives of ga-plan, over the plan's predicted starts and run

@@ -20,8 +20,9 @@ var _ = register("ga-plan", func(o Options) (Policy, error) { return newPlanGA(o
 //
 //   - A chromosome is an order of the whole queue and, per job, a host
 //     domain (see planClasses: on heterogeneous hosts, the speeds it may
-//     run at; "auto" picks the domain where the job ends first). The
-//     decoder places each job, in chromosome order, at its earliest start
+//     run at; "auto" picks the domain where the job is expected to end
+//     first). The mutation sets domains only with PlanOptions.DomainGenes;
+//     by default every gene stays "auto". The decoder places each job, in chromosome order, at its earliest start
 //     in the availability profile (cprofile) left by the running jobs'
 //     predicted ends and the jobs placed before it: conservative
 //     backfilling is the decoder of the arrival order. A running job past
@@ -126,7 +127,8 @@ type heldResv struct {
 }
 
 // indiv is one chromosome: an order of job indexes and a domain gene per
-// job index (-1: auto, the domain where the job ends first).
+// job index (-1: auto, the domain where the job is expected to end first;
+// always -1 unless PlanOptions.DomainGenes).
 type indiv struct {
 	ord  []int32
 	dom  []int16

@@ -515,7 +515,8 @@ func (p *planGA) crossover(a, b, c *indiv) {
 }
 
 // mutate applies one of: move a job earlier in the order, move one
-// anywhere, swap two, or change a job's domain gene.
+// anywhere, swap two, or (with PlanOptions.DomainGenes) change a job's
+// domain gene.
 func (p *planGA) mutate(c *indiv) {
 	n := len(c.ord)
 	if n < 2 {
@@ -536,7 +537,7 @@ func (p *planGA) mutate(c *indiv) {
 		c.ord[i], c.ord[j] = c.ord[j], c.ord[i]
 	default:
 		k := c.ord[i]
-		if nd := len(p.jobs[k].doms); nd > 1 {
+		if nd := len(p.jobs[k].doms); nd > 1 && p.o.Plan.DomainGenes {
 			c.dom[k] = int16(p.rng.Intn(nd+1) - 1)
 		} else {
 			c.ord[i], c.ord[j] = c.ord[j], c.ord[i]

@@ -277,10 +277,18 @@ func hetSnapshot(rng *rand.Rand) Snapshot {
 // on hosts of two speeds: the carried plan holds each reservation on the
 // same hosts of each class.
 func TestPlanGA_CarriedPlanKeepsDeadlines(t *testing.T) {
+	for _, genes := range []bool{false, true} {
+		t.Run(fmt.Sprintf("domain_genes=%v", genes), func(t *testing.T) { carriedPlanKeepsDeadlines(t, genes) })
+	}
+}
+
+// carriedPlanKeepsDeadlines replays 3,000 random pairs of decisions on hosts
+// of two speeds, with or without PlanOptions.DomainGenes.
+func carriedPlanKeepsDeadlines(t *testing.T, genes bool) {
 	rng := rand.New(rand.NewSource(1))
 	for trial := 0; trial < 3000; trial++ {
 		s := hetSnapshot(rng)
-		p := newPlanForTest(t, Options{Generations: 5, Plan: PlanOptions{Slack: time.Second}})
+		p := newPlanForTest(t, Options{Generations: 5, Plan: PlanOptions{Slack: time.Second, DomainGenes: genes}})
 		pl, err := p.Plan(context.Background(), s)
 		if err != nil {
 			t.Fatal(err)
