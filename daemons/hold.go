@@ -22,7 +22,10 @@ import (
 //     dependency submitted after the job itself (the rule that makes a
 //     cycle of dependencies impossible), or one that is nowhere
 //     (LookupJobs: not claimed, in no state, not in the accounting log)
-//     for missingGrace;
+//     for missingGrace. A cycle looks in the spool for each job's
+//     dependencies as it judges it, and in the accounting log once, after
+//     judging every job, for all the dependencies it found in no directory
+//     (resolve); if it looked, the jobs are judged again;
 //   - the members of an array with a limit (array: "1-100%10") beyond it:
 //     members placed or running (runnable/, running/) and members the
 //     policy reads count against it, the lowest-numbered first.
@@ -38,11 +41,13 @@ import (
 var missingGrace = 5 * time.Second
 
 // holds is what sched keeps across cycles about holding: the outcomes of
-// dependencies that have ended (they never change) and since when each
-// missing dependency has been missing.
+// dependencies that have ended (they never change), since when each
+// missing dependency has been missing, and when the accounting log last
+// did not have it.
 type holds struct {
 	ended   map[string]Outcome
 	missing map[string]time.Time
+	logged  map[string]time.Time
 }
 
 // holdCycle is one cycle's holding.
@@ -52,9 +57,13 @@ type holdCycle struct {
 	sp     *spool.Spool
 	h      *holds
 	active func() map[string]int // members of each array placed or running
-	// status is this cycle's lookups (LookupJobs) of dependencies that
-	// have not ended.
+	// status is this cycle's lookups of dependencies that have not ended.
 	status map[string]JobStatus
+	// gone are the dependencies found in no spool directory that the
+	// accounting log is still to be read for (resolve), and last the JID
+	// counter read before the first spool lookup.
+	gone   map[string]bool
+	last   int64
 	counts map[string]int // array → members placed or running (active), read when first needed
 	read   map[string]int // array → members the policy reads this cycle
 	deps   map[string][]string
@@ -72,10 +81,10 @@ type heldReject struct {
 
 func (h *holds) cycle(ctx context.Context, now time.Time, sp *spool.Spool, active func() map[string]int) *holdCycle {
 	if h.ended == nil {
-		h.ended, h.missing = map[string]Outcome{}, map[string]time.Time{}
+		h.ended, h.missing, h.logged = map[string]Outcome{}, map[string]time.Time{}, map[string]time.Time{}
 	}
 	return &holdCycle{ctx: ctx, now: now, sp: sp, h: h, active: active, status: map[string]JobStatus{},
-		read: map[string]int{}, deps: map[string][]string{}, arrays: map[string]*spool.PublishedHold{}, named: map[string]bool{}}
+		gone: map[string]bool{}, last: -1, read: map[string]int{}, deps: map[string][]string{}, arrays: map[string]*spool.PublishedHold{}, named: map[string]bool{}}
 }
 
 // judge says whether j, a waiting job, is held back this cycle (hold: why)
@@ -141,12 +150,26 @@ func (c *holdCycle) dependencies(j *spool.Job) (why string, never bool) {
 		}
 	}
 	if len(unknown) > 0 {
-		st, err := LookupJobs(c.ctx, c.sp, unknown)
+		st, gone, last, err := lookupSpool(c.sp, unknown)
 		if err != nil {
 			if c.err == nil {
 				c.err = err
 			}
 			return "waiting for its dependencies (cannot look them up: " + err.Error() + ")", false
+		}
+		if c.last < 0 {
+			c.last = last
+		}
+		for _, jid := range gone {
+			// Nowhere in the spool: missing if the log did not have it
+			// either this cycle, else to be looked for there (resolve)
+			// and waited for meanwhile.
+			if c.h.logged[jid].Equal(c.now) {
+				st[jid] = JobStatus{Missing: true}
+			} else {
+				c.gone[jid] = true
+				st[jid] = JobStatus{}
+			}
 		}
 		for jid, s := range st {
 			if s.Ended {
@@ -155,10 +178,9 @@ func (c *holdCycle) dependencies(j *spool.Job) (why string, never bool) {
 				continue
 			}
 			c.status[jid] = s
-			if !s.Missing {
+			if !s.Missing && !c.gone[jid] {
 				delete(c.h.missing, jid)
-			} else if _, ok := c.h.missing[jid]; !ok {
-				c.h.missing[jid] = c.now
+				delete(c.h.logged, jid)
 			}
 		}
 	}
@@ -209,6 +231,42 @@ func (c *holdCycle) published() []spool.PublishedHold {
 	return out
 }
 
+// resolve looks for the dependencies this cycle found in no spool
+// directory (gone) in the accounting log, in one read for all of them:
+// those there have ended; the others are missing (since now, if they were
+// not already). It reports whether it looked: the jobs are then to be
+// judged again, by a cycle of holds at the same time, which takes the
+// dependencies it did not find as missing.
+func (c *holdCycle) resolve() bool {
+	if len(c.gone) == 0 {
+		return false
+	}
+	jids := make([]string, 0, len(c.gone))
+	for jid := range c.gone {
+		jids = append(jids, jid)
+	}
+	out := make(map[string]JobStatus, len(jids))
+	if err := lookupLog(c.ctx, c.sp, jids, c.last, out); err != nil {
+		if c.err == nil {
+			c.err = err
+		}
+		return false
+	}
+	for jid, s := range out {
+		if s.Ended {
+			c.h.ended[jid] = s.Outcome
+			delete(c.h.missing, jid)
+			delete(c.h.logged, jid)
+			continue
+		}
+		c.h.logged[jid] = c.now
+		if _, ok := c.h.missing[jid]; !ok {
+			c.h.missing[jid] = c.now
+		}
+	}
+	return true
+}
+
 // finish forgets, after a cycle, what it knew of the dependencies that no
 // job judged in it named, so that holds is as large as the jobs that wait.
 func (c *holdCycle) finish() {
@@ -220,6 +278,7 @@ func (c *holdCycle) finish() {
 	for jid := range c.h.missing {
 		if !c.named[jid] {
 			delete(c.h.missing, jid)
+			delete(c.h.logged, jid)
 		}
 	}
 }

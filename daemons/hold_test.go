@@ -1,6 +1,7 @@
 package daemons
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -170,4 +171,105 @@ func TestSched_Dependencies(t *testing.T) {
 		t.Errorf("reason %q", r.Reason)
 	}
 	eventually(t, "nothing held", func() bool { p := readPublished(t, sp); return p != nil && len(p.Held) == 0 })
+}
+
+// A cycle reads the accounting log once for all the dependencies that are
+// in no spool directory, however many jobs name them, and judges the jobs
+// again with what it found: a reaped dependency releases its job in the
+// same cycle, and missing ones are rejected once missing for missingGrace.
+func TestHolds_OneLogReadPerCycle(t *testing.T) {
+	sp := newTestSpool(t)
+	var bogus []string
+	for range 20 {
+		jid, err := sp.NextJID() // given, and never a job
+		if err != nil {
+			t.Fatal(err)
+		}
+		bogus = append(bogus, jid)
+	}
+	reaped, err := sp.NextJID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	zero := 0
+	rec, _ := json.Marshal(acct.Record{JID: reaped, State: spool.OutcomeExited, ExitStatus: &zero, SWFStatus: swfCompleted})
+	if err := os.WriteFile(filepath.Join(sp.Path(spool.DirDB), acct.JSONL), append(rec, '\n'), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var jobs []*spool.Job
+	add := func(edit func(*spool.Job)) string {
+		j := &spool.Job{Name: "dep", Command: []string{"true"}, Walltime: spool.Duration(time.Minute)}
+		edit(j)
+		jid := putJob(t, sp, spool.Queued, j)
+		r, err := sp.Read(spool.Queued, jid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, r)
+		return jid
+	}
+	for _, b := range bogus {
+		add(func(j *spool.Job) { j.AfterOK = []string{b} })
+	}
+	afterReaped := add(func(j *spool.Job) { j.AfterOK = []string{reaped} })
+
+	reads := 0
+	defer func(f func(context.Context, string, func(acct.Record) bool) error) { readRecords = f }(readRecords)
+	orig := readRecords
+	readRecords = func(ctx context.Context, dir string, fn func(acct.Record) bool) error {
+		reads++
+		return orig(ctx, dir, fn)
+	}
+	var h holds
+	none := func() map[string]int { return nil }
+	// cycle judges every job at now as sched does: a pass, the log read,
+	// and a second pass if it read it.
+	cycle := func(now time.Time) (held map[string]string, rejected map[string]string) {
+		held, rejected = map[string]string{}, map[string]string{}
+		c := h.cycle(context.Background(), now, sp, none)
+		for _, j := range jobs {
+			c.judge(j)
+		}
+		if c.resolve() {
+			c = h.cycle(context.Background(), now, sp, none)
+			for _, j := range jobs {
+				if why, rej := c.judge(j); rej {
+					rejected[j.JID] = why
+				} else if why != "" {
+					held[j.JID] = why
+				}
+			}
+			if c.resolve() {
+				t.Fatal("the second pass looked in the log again")
+			}
+		}
+		if c.err != nil {
+			t.Fatal(c.err)
+		}
+		c.finish()
+		return held, rejected
+	}
+	now := time.Now()
+	held, rejected := cycle(now)
+	if reads != 1 {
+		t.Fatalf("%d reads of the accounting log in a cycle, want 1", reads)
+	}
+	if why, ok := held[afterReaped]; ok {
+		t.Errorf("the job after a reaped dependency is held (%q) in the cycle that found it in the log", why)
+	}
+	if len(held) != len(bogus) || len(rejected) != 0 {
+		t.Fatalf("held %d and rejected %d, want %d held (missing for less than %v)", len(held), len(rejected), len(bogus), missingGrace)
+	}
+	held, rejected = cycle(now.Add(missingGrace))
+	if reads != 2 {
+		t.Fatalf("%d reads of the accounting log in two cycles, want 2", reads)
+	}
+	if len(rejected) != len(bogus) || len(held) != 0 {
+		t.Fatalf("rejected %d and held %d after %v, want %d rejected", len(rejected), len(held), missingGrace, len(bogus))
+	}
+	for i, j := range jobs[:len(bogus)] {
+		if want := "dependency " + bogus[i] + ": no such job (not in the spool, nor in its accounting log)"; rejected[j.JID] != want {
+			t.Errorf("%s rejected for %q, want %q", j.JID, rejected[j.JID], want)
+		}
+	}
 }

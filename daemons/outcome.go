@@ -109,16 +109,30 @@ type JobStatus struct {
 // JID found nowhere is Missing; one above the counter read first is also
 // Future. jids must be canonical (spool.ParseJID).
 func LookupJobs(ctx context.Context, sp *spool.Spool, jids []string) (map[string]JobStatus, error) {
-	out := make(map[string]JobStatus, len(jids))
-	last, err := sp.LastJID()
+	out, gone, last, err := lookupSpool(sp, jids)
 	if err != nil {
 		return nil, err
+	}
+	if len(gone) > 0 {
+		if err := lookupLog(ctx, sp, gone, last, out); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// lookupSpool is LookupJobs' look in the spool: the JID counter (last),
+// init's claims, then the state directories. It returns the status of
+// each of jids found there, and the others (gone), for lookupLog.
+func lookupSpool(sp *spool.Spool, jids []string) (out map[string]JobStatus, gone []string, last int64, err error) {
+	out = make(map[string]JobStatus, len(jids))
+	if last, err = sp.LastJID(); err != nil {
+		return nil, nil, 0, err
 	}
 	claimed, err := sp.ClaimedJIDs()
 	if err != nil {
-		return nil, err
+		return nil, nil, 0, err
 	}
-	var gone []string
 	for _, jid := range jids {
 		if _, done := out[jid]; done {
 			continue
@@ -143,14 +157,22 @@ func LookupJobs(ctx context.Context, sp *spool.Spool, jids []string) (map[string
 		}
 		out[jid] = JobStatus{State: st, Ended: true, Outcome: OutcomeOf(NewRecord(j))}
 	}
-	if len(gone) == 0 {
-		return out, nil
-	}
+	return out, gone, last, nil
+}
+
+// readRecords is acct.ReadRecords, which tests count.
+var readRecords = acct.ReadRecords
+
+// lookupLog is LookupJobs' look in the accounting log and its rotated
+// generations, in one read, for gone, which lookupSpool found in no
+// directory after reading the counter last: each is added to out, ended
+// with its outcome, or Missing (and Future when above last).
+func lookupLog(ctx context.Context, sp *spool.Spool, gone []string, last int64, out map[string]JobStatus) error {
 	want := map[string]bool{}
 	for _, jid := range gone {
 		want[jid] = true
 	}
-	err = acct.ReadRecords(ctx, sp.Path(spool.DirDB), func(r acct.Record) bool {
+	err := readRecords(ctx, sp.Path(spool.DirDB), func(r acct.Record) bool {
 		if want[r.JID] {
 			out[r.JID] = JobStatus{Ended: true, Outcome: OutcomeOf(r)}
 			delete(want, r.JID)
@@ -158,11 +180,11 @@ func LookupJobs(ctx context.Context, sp *spool.Spool, jids []string) (map[string
 		return len(want) > 0
 	})
 	if err != nil {
-		return nil, err
+		return err
 	}
 	for jid := range want {
 		n, _ := spool.JIDNumber(jid)
 		out[jid] = JobStatus{Missing: true, Future: n > last}
 	}
-	return out, nil
+	return nil
 }

@@ -206,6 +206,14 @@ func (d *Sched) cycle(ctx context.Context) (bool, error) {
 	}
 	hold := d.holds.cycle(ctx, now, d.sp, d.arrayActive)
 	read, evict, waiting, err := d.waiting(hold)
+	if err == nil && hold.resolve() {
+		// The accounting log said what became of the dependencies the
+		// spool did not have: judge the jobs again with it.
+		first := hold
+		hold = d.holds.cycle(ctx, now, d.sp, d.arrayActive)
+		hold.err = first.err
+		read, evict, waiting, err = d.waiting(hold)
+	}
 	if err != nil {
 		return false, err
 	}
