@@ -227,13 +227,31 @@ func (s *Spool) Read(st State, name string) (*Job, error) {
 }
 
 // readFile returns the bytes of job file st/name, for Read and Cache.Read:
-// an error wrapping ErrNotFound if it is not there.
+// an error wrapping ErrNotFound if it is not there. Users write
+// submitted/, so a file there is read as init reads it (readUntrusted: no
+// link followed, no blocking, at most JobFileLimit bytes, one name), and
+// one that cannot be is a *ParseError saying what it is: the web page and
+// `msched status`, which read submitted/ as root, show it as a file that
+// is not a job, and never read through a link or hang on a FIFO.
 func (s *Spool) readFile(st State, name string) ([]byte, error) {
 	if !st.Valid() {
 		return nil, fmt.Errorf("spool: read: unknown state %q", st)
 	}
 	if !plainName(name) {
 		return nil, fmt.Errorf("spool: read %s: bad name %q", st, name)
+	}
+	if st == Submitted {
+		u, err := readUntrusted(s.Dir(st), name, s.JobFileLimit())
+		var ue *untrustedError
+		switch {
+		case errors.As(err, &ue):
+			return nil, &ParseError{File: name, Problems: []Problem{{Msg: ue.Why}}}
+		case errors.Is(err, ErrNotFound):
+			return nil, fmt.Errorf("spool: read %s/%s: %w", st, name, ErrNotFound)
+		case err != nil:
+			return nil, fmt.Errorf("spool: read: %w", err)
+		}
+		return u.data, nil
 	}
 	data, err := os.ReadFile(filepath.Join(s.Dir(st), name))
 	if os.IsNotExist(err) {
