@@ -190,6 +190,11 @@ const (
 // MaxComponents bounds components: more clusters than any system has.
 const MaxComponents = 64
 
+// MaxHostCount bounds a job's host count (hosts.count, min and max) and its
+// components, each and in all: more hosts than any system has, and far from
+// where a sum of them could overflow.
+const MaxHostCount = 1 << 20
+
 // HostRange returns the smallest and largest acceptable host counts, max 0
 // meaning "as many as there are": the components' sum for a co-allocated
 // job, else Hosts.Range.

@@ -222,6 +222,12 @@ func TestParse_Components(t *testing.T) {
 		{"components: [4]\nhosts: {count: 4}", "j:3: hosts.count: give components or a host count, not both"},
 		{"components: [4]\nhosts:\n  cluster: a", "j:4: hosts.cluster: a co-allocated job spans clusters"},
 		{"components: [" + strings.Repeat("1, ", MaxComponents) + "1]", "components: 65 components, over the limit of 64"},
+		// A sum that overflowed int once gave a job of -9223372036854775807
+		// hosts, which no policy rejected and fcfs kept at the queue's head.
+		{"components: [9223372036854775807, 2]\nrequest: total", "j:2: components[0]: must be at most 1048576, got 9223372036854775807"},
+		{"components: [1048576, 1048576]", "j:2: components: 2097152 hosts in all, over the limit of 1048576"},
+		{"hosts: {count: 99999999999}", "j:2: hosts.count: must be at most 1048576, got 99999999999"},
+		{"hosts: {min: 1, max: 1048577}", "j:2: hosts.max: must be at most 1048576, got 1048577"},
 	} {
 		_, err := ParseSubmission("j", []byte("command: [a]\n"+tc.doc+"\n"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

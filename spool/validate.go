@@ -170,6 +170,8 @@ func validateRequest(j *Job, doc *yaml.Node) []Problem {
 				}
 				if has(f.key) && f.v < 1 {
 					bad(lineOf(doc, "hosts", f.key), "hosts."+f.key, "must be ≥ 1, got %d", f.v)
+				} else if f.v > MaxHostCount {
+					bad(lineOf(doc, "hosts", f.key), "hosts."+f.key, "must be at most %d, got %d", MaxHostCount, f.v)
 				}
 			}
 			switch {
@@ -279,6 +281,7 @@ func validateComponents(j *Job, doc *yaml.Node) []Problem {
 	case len(j.Components) > MaxComponents:
 		bad([]string{"components"}, "%d components, over the limit of %d", len(j.Components), MaxComponents)
 	default:
+		sum := 0 // each is at most MaxHostCount, and there are at most MaxComponents: no overflow
 		for i, c := range j.Components {
 			line := lineOf(doc, "components")
 			if comps.Kind == yaml.SequenceNode && i < len(comps.Content) {
@@ -290,9 +293,17 @@ func validateComponents(j *Job, doc *yaml.Node) []Problem {
 					continue
 				}
 			}
-			if c < 1 {
+			switch {
+			case c < 1:
 				ps = append(ps, Problem{line, fmt.Sprintf("components[%d]", i), fmt.Sprintf("must be ≥ 1, got %d", c)})
+			case c > MaxHostCount:
+				ps = append(ps, Problem{line, fmt.Sprintf("components[%d]", i), fmt.Sprintf("must be at most %d, got %d", MaxHostCount, c)})
+			default:
+				sum += c
 			}
+		}
+		if sum > MaxHostCount {
+			bad([]string{"components"}, "%d hosts in all, over the limit of %d", sum, MaxHostCount)
 		}
 	}
 	if h := j.Hosts; h != nil {
