@@ -9,6 +9,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -53,6 +54,21 @@ func hostsCell(v web.JobView) string {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// cell is s for one cell of a table the command prints: a value its
+// submitter wrote (a name, a file name) that holds a character that is not
+// printable (a control character, an escape sequence's ESC, a tab, a line
+// break, a bidirectional override) is shown Go-quoted, so that it reaches
+// the reader's terminal as text and cannot forge rows or drive the
+// terminal.
+func cell(s string) string {
+	for _, r := range s {
+		if !strconv.IsPrint(r) {
+			return strconv.Quote(s)
+		}
+	}
+	return s
+}
 
 // utc is t in UTC, the zero time kept zero. Every time msched prints is in
 // UTC (clock): the spool, the reports, the accounting log and the status

@@ -219,7 +219,7 @@ func writeJobTable(w io.Writer, rows []web.JobView, ended bool) error {
 	for _, r := range rows {
 		id := r.JID
 		if id == "" {
-			id = "(" + r.File + ")"
+			id = "(" + cell(r.File) + ")"
 		}
 		start := tableTime(r.StartedAt)
 		if start == "" && !r.ExpectedStart.IsZero() {
@@ -238,12 +238,13 @@ func writeJobTable(w io.Writer, rows []web.JobView, ended bool) error {
 		if i := strings.IndexByte(note, '\n'); i >= 0 {
 			note = note[:i] + " …"
 		}
+		name, user, hosts, note := cell(r.Name), cell(r.User), cell(hostsCell(r)), cell(note)
 		if ended {
-			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.State, id, r.Name, r.User, hostsCell(r),
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.State, id, name, user, hosts,
 				tableTime(r.SubmittedAt), start, tableTime(r.EndedAt), exitText(r), note)
 			continue
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.State, id, r.Name, r.User, hostsCell(r), tableTime(r.SubmittedAt), start, note)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", r.State, id, name, user, hosts, tableTime(r.SubmittedAt), start, note)
 	}
 	return tw.Flush()
 }
@@ -366,7 +367,7 @@ func writeRecord(w io.Writer, v web.JobView) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 1, ' ', 0)
 	line := func(k, val string) {
 		if val != "" {
-			fmt.Fprintf(tw, "%s:\t%s\n", k, val)
+			fmt.Fprintf(tw, "%s:\t%s\n", k, cell(val))
 		}
 	}
 	line("name", v.Name)
