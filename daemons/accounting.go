@@ -38,13 +38,21 @@ const (
 	swfCancelled = 5 // cancelled by its user
 )
 
+// recordField bounds each string of a record that a user's file sets (the
+// name, the executable, its category, the reason, which may quote the
+// file), so that a record stays far below acct.MaxRecordLine even when JSON
+// escapes every byte (up to six times longer): a rejected submission's name
+// is salvaged from up to a whole job file, and a command's word may be
+// 128 KiB. A longer line would be skipped by every reader of the log.
+const recordField = spool.MaxReason
+
 // NewRecord is the accounting record of a job in finished/ or rejected/.
 func NewRecord(j *spool.Job) acct.Record {
-	r := acct.Record{JID: j.JID, Name: j.Name, User: j.User, UID: j.UID, SubmittedAt: j.SubmittedAt,
-		State: spool.Outcome(j.State()), Reason: j.Reason, Cancelled: j.CancelRequested || j.Reason == "cancelled"}
+	r := acct.Record{JID: j.JID, Name: spool.Clip(j.Name, recordField), User: j.User, UID: j.UID, SubmittedAt: j.SubmittedAt,
+		State: spool.Outcome(j.State()), Reason: spool.Clip(j.Reason, recordField), Cancelled: j.CancelRequested || j.Reason == "cancelled"}
 	if len(j.Command) > 0 {
-		r.Executable = j.Command[0]
-		r.Category = profiler.Category(j.Command)
+		r.Executable = spool.Clip(j.Command[0], recordField)
+		r.Category = spool.Clip(profiler.Category(j.Command), recordField)
 	}
 	if j.Model != nil {
 		r.Model = j.Model.Name

@@ -232,3 +232,24 @@ func TestAccounting_ReadsGluedRecord(t *testing.T) {
 		t.Error("a torn line parsed")
 	}
 }
+
+// A record stays under acct.MaxRecordLine, which every reader of the log
+// skips past, whatever a user's file put in it: here a name and an
+// executable of '<' (six bytes each once JSON-escaped) as long as a job
+// file and a word may be, and a long reason.
+func TestNewRecord_FitsInALineOfTheLog(t *testing.T) {
+	one := 1
+	j := &spool.Job{JID: "J000001", Name: strings.Repeat("<", spool.MaxJobFile), Command: []string{strings.Repeat("<", spool.MaxArgLen)},
+		Reason: strings.Repeat("<", 64<<10), Run: &spool.RunInfo{ExitStatus: &one}}
+	line, err := json.Marshal(NewRecord(j))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(line) >= acct.MaxRecordLine {
+		t.Fatalf("a record of %d bytes, over the %d a reader of the log looks at", len(line), acct.MaxRecordLine)
+	}
+	r, ok := acct.ParseRecordLine(line)
+	if !ok || r.JID != "J000001" || !strings.HasPrefix(r.Name, "<<<<") || !strings.HasSuffix(r.Name, "…") {
+		t.Fatalf("the record does not read back whole (%v): JID %q, name %.20q", ok, r.JID, r.Name)
+	}
+}
