@@ -1,6 +1,8 @@
 package spool
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -9,14 +11,18 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
-// Control requests are files in control/ named <kind>.<JID>.<uid>: the uid
-// of the user who asked, so that two users' requests for one job never
-// share a name (in a sticky control/ neither could replace the other's
-// file). Files named <kind>.<JID>, as msched wrote them before, are read
-// too. The name only keeps requests apart; who asked is the file's owner,
-// from the descriptor it is read through. Anyone may add one
+// Control requests are files in control/ named <kind>.<JID>.<uid>.<tag>:
+// the uid of the user who asked and a random tag, so that no name a
+// request will take can be known, and so taken, before it is written (in a
+// sticky control/ nobody may replace another's file, and a user who made
+// the name first would stop the request). Files named <kind>.<JID>.<uid>
+// and <kind>.<JID>, as older versions of msched wrote them, are read too.
+// Who asked is the file's owner, from the descriptor it is read through;
+// a name whose uid is not its owner's is junk. Anyone may add one
 // (RequestCancel); the addressee, the owner of the state the job is in when
 // it looks, acts on it if Allowed and removes it (DoneControl). See doc.go
 // for what each owner does with a cancel.
@@ -43,17 +49,61 @@ type Control struct {
 // File is the request's file name in control/.
 func (c Control) File() string { return c.file }
 
-// RequestCancel asks for job jid to be cancelled, as the calling user. It
-// is idempotent: one user asking twice leaves one request. The request is
+// RequestCancel asks for job jid to be cancelled, as the calling user.
+// Each call adds a request under a name of its own, never replacing a file:
+// a user who asks twice leaves two, and the daemons act on the first and
+// remove the others (the reaper, once the job has left). The request is
 // staged as a dot-file in control/ itself, which every user may write (tmp/
 // is the daemons' own).
 func (s *Spool) RequestCancel(jid string) error {
 	if !ValidJID(jid) {
 		return fmt.Errorf("spool: cancel: %q is not a job id", jid)
 	}
-	body := ControlBody(Cancel, jid, s.now())
-	name := fmt.Sprintf("%s.%s.%d", Cancel, jid, os.Geteuid())
-	return WriteAtomic(s.Path(DirControl), name, []byte(body))
+	dir := s.Path(DirControl)
+	base := fmt.Sprintf("%s.%s.%d", Cancel, jid, os.Geteuid())
+	p, err := NewPendingFile("", dir, base)
+	if err != nil {
+		return fmt.Errorf("spool: cancel %s: %w", jid, err)
+	}
+	defer p.Cleanup()
+	_, err = p.Write(ControlBody(Cancel, jid, s.now()))
+	if err == nil {
+		err = p.Chmod(FilePerm)
+	}
+	if err == nil {
+		err = p.Sync()
+	}
+	if err != nil {
+		return fmt.Errorf("spool: cancel %s: %w", jid, err)
+	}
+	// RENAME_NOREPLACE: a name that exists (which a random tag makes
+	// next to impossible) is left alone and another tag drawn.
+	for try := 1; ; try++ {
+		tag, err := controlTag()
+		if err != nil {
+			return fmt.Errorf("spool: cancel %s: %w", jid, err)
+		}
+		err = unix.Renameat2(unix.AT_FDCWD, p.File.Name(), unix.AT_FDCWD, filepath.Join(dir, base+"."+tag), unix.RENAME_NOREPLACE)
+		if errors.Is(err, unix.EEXIST) && try < 3 {
+			continue
+		} else if err != nil {
+			return fmt.Errorf("spool: cancel %s: %w", jid, err)
+		}
+		return syncDir(dir) // Cleanup finds the dot-file gone
+	}
+}
+
+// controlTagBytes is how many random bytes a request's tag has: 64 bits,
+// which nobody guesses before the request is written.
+const controlTagBytes = 8
+
+// controlTag is a request name's random tag, in hex.
+func controlTag() (string, error) {
+	b := make([]byte, controlTagBytes)
+	if _, err := rand.Read(b); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b), nil
 }
 
 // Controls lists pending requests, oldest JID first. Each is read through
@@ -68,7 +118,7 @@ func (s *Spool) Controls() ([]Control, error) {
 	}
 	var cs []Control
 	for _, d := range des {
-		kind, jid, ok := parseControl(d.Name())
+		kind, jid, named, ok := parseControl(d.Name())
 		if !ok {
 			continue
 		}
@@ -81,6 +131,10 @@ func (s *Spool) Controls() ([]Control, error) {
 			var stated bool
 			if c.At, stated = parseControlBody(u.data, kind, jid); !stated {
 				c.Junk = fmt.Sprintf("its content does not say %q (a request is that line with its time)", kind+" "+jid)
+			} else if named >= 0 && named != u.uid {
+				// Made by one user under a name another's request
+				// might take: no request of either.
+				c.Junk = fmt.Sprintf("named for uid %d but owned by %s (a request is named by its owner's uid)", named, describeUser(u.uid))
 			}
 		case errors.Is(err, ErrNotFound):
 			continue // done by another daemon since ReadDir
@@ -106,22 +160,42 @@ func (s *Spool) Controls() ([]Control, error) {
 	return cs, nil
 }
 
-// parseControl parses "<kind>.<JID>" and "<kind>.<JID>.<uid>".
-func parseControl(name string) (kind, jid string, ok bool) {
-	kind, rest, ok := strings.Cut(name, ".")
-	if !ok || kind != Cancel {
-		return "", "", false
+// parseControl parses "<kind>.<JID>.<uid>.<tag>" (RequestCancel's names),
+// and "<kind>.<JID>.<uid>" and "<kind>.<JID>" (older versions'). uid is
+// the uid the name gives, -1 if none.
+func parseControl(name string) (kind, jid string, uid int, ok bool) {
+	f := strings.Split(name, ".")
+	if len(f) < 2 || len(f) > 4 || f[0] != Cancel || !ValidJID(f[1]) {
+		return "", "", 0, false
 	}
-	jid, uid, hasUID := strings.Cut(rest, ".")
-	if !ValidJID(jid) {
-		return "", "", false
+	uid = -1
+	if len(f) >= 3 {
+		n, err := strconv.ParseUint(f[2], 10, 31)
+		if err != nil || f[2][0] == '+' {
+			return "", "", 0, false
+		}
+		uid = int(n)
 	}
-	if hasUID {
-		if _, err := strconv.ParseUint(uid, 10, 31); err != nil || uid[0] == '+' {
-			return "", "", false
+	if len(f) == 4 && !validTag(f[3]) {
+		return "", "", 0, false
+	}
+	return f[0], f[1], uid, true
+}
+
+// maxTag bounds a request name's tag: controlTag's is 16 characters.
+const maxTag = 64
+
+// validTag says whether t may be a request name's tag: letters and digits.
+func validTag(t string) bool {
+	if t == "" || len(t) > maxTag {
+		return false
+	}
+	for _, r := range t {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return false
 		}
 	}
-	return kind, jid, true
+	return true
 }
 
 // Allowed says whether c's sender may make this request of job j: only the

@@ -4,9 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
+	"time"
 )
 
 // Entries in control/ with a request's name that are no requests (a FIFO
@@ -76,34 +78,34 @@ func TestControl_FIFOAndSymlink(t *testing.T) {
 	grepSpool(t, s, secret)
 }
 
-// Requests are named by their sender's uid, so that two users' requests
-// for one job never collide (in a sticky control/ neither could replace
-// the other's); the name written before uids, cancel.<JID>, is still read.
-// Who sent a request is its file's owner, whatever the name says.
+// A request is named by its sender's uid and a random tag (RequestCancel),
+// so each call makes a request of its own; the names older versions wrote,
+// cancel.<JID>.<uid> and cancel.<JID>, are still read. Who sent a request
+// is its file's owner: a name whose uid is not the owner's is junk.
 func TestControl_Naming(t *testing.T) {
 	needRoot(t)
 	s := newSpool(t)
 	dir := s.Path(DirControl)
-	if err := s.RequestCancel("J000001"); err != nil {
-		t.Fatal(err)
-	}
-	if err := s.RequestCancel("J000001"); err != nil { // idempotent
-		t.Fatal(err)
+	for range 2 {
+		if err := s.RequestCancel("J000001"); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for name, uid := range map[string]int{
-		"cancel.J000001." + fmt.Sprint(attacker): attacker,
-		"cancel.J000002":                         attacker, // the old name
-		"cancel.J000003.0":                       attacker, // claims root's name; the owner is who sent it
-		"cancel.J000004.x":                       0,        // not a request's name: left alone
-		"cancel.J000004.+1":                      0,
+		"cancel.J000001." + fmt.Sprint(attacker):             attacker, // the name before tags
+		"cancel.J000002":                                     attacker, // the name before uids
+		"cancel.J000003.0":                                   attacker, // root's name, not root's file: junk
+		"cancel.J000003.0.0123abcd":                          attacker,
+		"cancel.J000004." + fmt.Sprint(attacker) + ".Tag0x9": attacker,
+		"cancel.J000005.x":                                   0, // not a request's name: left alone
+		"cancel.J000005.+1":                                  0,
+		"cancel.J000005.0.":                                  0,
+		"cancel.J000005.0.a-b":                               0,
+		"cancel.J000005.0.a.b":                               0,
+		"cancel.J000005.0." + strings.Repeat("a", maxTag+1):  0,
 	} {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte("2026-01-02T03:04:05Z\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Lchown(p, uid, uid); err != nil {
-			t.Fatal(err)
-		}
+		jid := strings.Split(name, ".")[1]
+		writeOwned(t, filepath.Join(dir, name), ControlBody(Cancel, jid, time.Now()), 0o644, uid, uid)
 	}
 	cs, err := s.Controls()
 	if err != nil {
@@ -111,16 +113,71 @@ func TestControl_Naming(t *testing.T) {
 	}
 	var got []string
 	for _, c := range cs {
-		got = append(got, fmt.Sprintf("%s %s uid %d", c.File(), c.JID, c.UID))
+		what := "request"
+		if c.Junk != "" {
+			what = "junk: " + c.Junk
+		}
+		file := regexp.MustCompile(`^(cancel\.J000001\.0\.)[0-9a-f]{16}$`).ReplaceAllString(c.File(), "${1}<tag>")
+		got = append(got, fmt.Sprintf("%s %s uid %d %s", file, c.JID, c.UID, what))
 	}
+	squat := fmt.Sprintf("junk: named for uid 0 but owned by uid%d (uid %d) (a request is named by its owner's uid)", attacker, attacker)
 	want := []string{
-		"cancel.J000001.0 J000001 uid 0",
-		fmt.Sprintf("cancel.J000001.%d J000001 uid %d", attacker, attacker),
-		fmt.Sprintf("cancel.J000002 J000002 uid %d", attacker),
-		fmt.Sprintf("cancel.J000003.0 J000003 uid %d", attacker),
+		"cancel.J000001.0.<tag> J000001 uid 0 request",
+		"cancel.J000001.0.<tag> J000001 uid 0 request",
+		fmt.Sprintf("cancel.J000001.%d J000001 uid %d request", attacker, attacker),
+		fmt.Sprintf("cancel.J000002 J000002 uid %d request", attacker),
+		fmt.Sprintf("cancel.J000003.0 J000003 uid %d %s", attacker, squat),
+		fmt.Sprintf("cancel.J000003.0.0123abcd J000003 uid %d %s", attacker, squat),
+		fmt.Sprintf("cancel.J000004.%d.Tag0x9 J000004 uid %d request", attacker, attacker),
 	}
 	if strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("requests:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if cs[0].File() == cs[1].File() {
+		t.Errorf("two requests of RequestCancel under one name")
+	}
+}
+
+// control/ is sticky and every user writes it: a user may make the name
+// another's request will take before it is written, and the owner's rename
+// onto it then failed (EPERM) however often they asked, so they could not
+// cancel their own job (msched cancel, the web page's Cancel). The name
+// was cancel.<JID>.<uid>, known in advance; now a random tag ends it, and
+// a name with the owner's uid made by another user is junk.
+func TestControl_NameSquatting(t *testing.T) {
+	needRoot(t)
+	s := newSpool(t)
+	for d := s.Root(); d != "/" && d != os.TempDir(); d = filepath.Dir(d) {
+		os.Chmod(d, 0o755)
+	}
+	const jid = "J000001"
+	victim := other
+	asUser(t, attacker, func() error {
+		name := fmt.Sprintf("cancel.%s.%d", jid, victim)
+		return os.WriteFile(filepath.Join(s.Path(DirControl), name), ControlBody(Cancel, jid, time.Now()), 0o644)
+	})
+	for range 2 {
+		asUser(t, victim, func() error { return s.RequestCancel(jid) })
+	}
+	cs, err := s.Controls()
+	if err != nil || len(cs) != 3 {
+		t.Fatalf("controls %+v, %v; want the squatter's and the owner's two", cs, err)
+	}
+	var requests int
+	for _, c := range cs {
+		switch {
+		case c.File() == fmt.Sprintf("cancel.%s.%d", jid, victim):
+			if c.UID != attacker || !strings.Contains(c.Junk, fmt.Sprintf("named for uid %d but owned by", victim)) {
+				t.Errorf("the squatter's file: %+v; want junk from uid %d", c, attacker)
+			}
+		case c.UID == victim && c.Junk == "" && c.JID == jid:
+			requests++
+		default:
+			t.Errorf("unexpected %+v", c)
+		}
+	}
+	if requests != 2 {
+		t.Errorf("%d requests from the job's owner, want 2", requests)
 	}
 }
 

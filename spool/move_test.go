@@ -365,6 +365,8 @@ func TestList_Order(t *testing.T) {
 	}
 }
 
+// Each RequestCancel is a request of its own: asked twice, J000012 has
+// two, which the daemons act on once and all remove.
 func TestControl_Cancel(t *testing.T) {
 	s := newSpool(t)
 	for _, jid := range []string{"J000012", "J000003", "J000012"} {
@@ -380,7 +382,8 @@ func TestControl_Cancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(cs) != 2 || cs[0].JID != "J000003" || cs[1].JID != "J000012" || cs[0].Kind != Cancel || cs[0].At.IsZero() {
+	if len(cs) != 3 || cs[0].JID != "J000003" || cs[1].JID != "J000012" || cs[2].JID != "J000012" ||
+		cs[1].File() == cs[2].File() || cs[0].Kind != Cancel || cs[0].At.IsZero() {
 		t.Fatalf("controls %+v", cs)
 	}
 	if err := s.DoneControl(cs[0]); err != nil {
@@ -390,7 +393,7 @@ func TestControl_Cancel(t *testing.T) {
 		t.Errorf("second DoneControl: %v", err)
 	}
 	cs, _ = s.Controls()
-	if len(cs) != 1 || cs[0].JID != "J000012" {
+	if len(cs) != 2 || cs[0].JID != "J000012" || cs[1].JID != "J000012" {
 		t.Errorf("after done: %+v", cs)
 	}
 }

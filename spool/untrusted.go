@@ -9,6 +9,7 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"unicode/utf8"
@@ -148,12 +149,13 @@ func (e *untrustedError) Unwrap() error { return e.Err }
 // readUntrusted reads dir/name, a file that a user may have put there and
 // may still be changing, through one descriptor opened relative to dir with
 // O_NOFOLLOW|O_NONBLOCK: it must be a regular file with one name (no hard
-// link) of at most max bytes
+// link), that nobody but its owner may write (othersMayWrite), of at most
+// max bytes
 // (checked with fstat, and again by reading at most max+1 bytes, so a file
 // that grows meanwhile is caught), and its owner is the fstat's. A name that
 // is gone wraps ErrNotFound; any other failure is an *untrustedError whose
-// Why says what the entry is (a symbolic link, a FIFO, too large,
-// unreadable).
+// Why says what the entry is (a symbolic link, a FIFO, writable by others,
+// too large, unreadable).
 func readUntrusted(dir, name string, max int64) (untrusted, error) {
 	if !plainName(name) {
 		return untrusted{}, fmt.Errorf("spool: bad name %q", name)
@@ -175,11 +177,104 @@ func readUntrusted(dir, name string, max int64) (untrusted, error) {
 		// make files with one name at every instant.
 		return untrusted{}, &untrustedError{Why: fmt.Sprintf("a file with %d names (a hard link), which may be anyone's file: submit a copy", st.Nlink)}
 	}
+	if who := othersMayWrite(f, &st); who != "" {
+		// Its owner need not be its author: whoever may write it chose
+		// what it says (a user renames another's 0666 file into
+		// submitted/ after writing a job into it), and the daemons would
+		// take it as the owner's. Submit and RequestCancel write 0644.
+		shown, again := name, "try again"
+		if n, isClaim := claimedName(name); isClaim {
+			shown, again = n, "submit it again"
+		}
+		return untrusted{}, &untrustedError{Why: fmt.Sprintf("%s (mode %04o), so someone other than its owner may have written it, and it would be taken as its owner's: let only its owner write it (%s) and %s",
+			who, st.Mode&0o7777, chmodHint(shown), again)}
+	}
 	data, err := readBounded(f, st.Size, max)
 	if err != nil {
 		return untrusted{}, err
 	}
 	return untrusted{data: data, uid: int(st.Uid)}, nil
+}
+
+// othersMayWrite says who besides its owner (and root) may write the file
+// open as f, whose fstat is st ("writable by every user", "writable by the
+// members of group staff"), or "" if nobody may. A group-writable file is
+// its owner's alone when the group is the owner's private one, as Debian
+// makes for every user (user private groups, where umask 002 makes files
+// 0664): the owner's primary group, named as the owner is. By that
+// convention the group has no other member; that it has none is not
+// checked (os/user does not list a group's members). A POSIX access
+// control list may give write to other users and groups whatever the
+// file's group is, and the group bits are then its mask: a file with one
+// and the group bits' write is refused too.
+func othersMayWrite(f *os.File, st *unix.Stat_t) string {
+	if st.Mode&0o002 != 0 {
+		return "writable by every user"
+	}
+	if st.Mode&0o020 == 0 {
+		return ""
+	}
+	if hasACL(f) {
+		return "writable by other users or groups through its access control list"
+	}
+	if privateGroup(int(st.Uid), int(st.Gid)) {
+		return ""
+	}
+	return "writable by the members of group " + groupName(int(st.Gid))
+}
+
+// aclXattr is the extended attribute that holds a file's POSIX access ACL
+// (acl(5)); a file whose ACL is only its mode bits has none.
+const aclXattr = "system.posix_acl_access"
+
+// hasACL says whether f has a POSIX access ACL. A file system without
+// ACLs has none; any other failure to tell is taken for one, so that what
+// cannot be checked is refused.
+func hasACL(f *os.File) bool {
+	err := errors.ErrUnsupported
+	if rc, cerr := f.SyscallConn(); cerr == nil {
+		rc.Control(func(fd uintptr) { _, err = unix.Fgetxattr(int(fd), aclXattr, nil) })
+	}
+	return err == nil || !(errors.Is(err, unix.ENODATA) || errors.Is(err, unix.EOPNOTSUPP))
+}
+
+// privateGroup says whether gid is uid's user private group: uid's
+// primary group, named as uid's login name is.
+func privateGroup(uid, gid int) bool {
+	u, err := user.LookupId(strconv.Itoa(uid))
+	if err != nil || u.Gid != strconv.Itoa(gid) {
+		return false
+	}
+	g, err := user.LookupGroupId(u.Gid)
+	return err == nil && g.Name == u.Username
+}
+
+// groupName is the name of gid in the group database, or "gid 1234".
+func groupName(gid int) string {
+	if g, err := user.LookupGroupId(strconv.Itoa(gid)); err == nil {
+		return g.Name
+	}
+	return "gid " + strconv.Itoa(gid)
+}
+
+// claimedName is the name a claim (tmp/claim.<JID>.<arrival>.<name>) had
+// in submitted/, which its user gave it; ok is false for any other name.
+func claimedName(name string) (submitted string, ok bool) {
+	_, _, submitted, ok = splitClaim(name)
+	return submitted, ok
+}
+
+// chmodHint is the command that lets only its owner write file name, as
+// the user would type it where the file was submitted from; "chmod go-w
+// FILE" when the name is long or would need quoting for a shell.
+func chmodHint(name string) string {
+	plain := func(r rune) bool {
+		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-+,@%=", r)
+	}
+	if len(name) > maxQuoted || strings.HasPrefix(name, "-") || strings.IndexFunc(name, func(r rune) bool { return !plain(r) }) >= 0 {
+		name = "FILE"
+	}
+	return "chmod go-w " + name
 }
 
 // openRegular opens name relative to the directory dfd (AT_FDCWD: the
