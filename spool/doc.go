@@ -75,8 +75,11 @@
 //     unset and reason set. The run daemon moves runnable → running before it
 //     starts the process, so a crash can never leave a started job in
 //     runnable/ to be started again.
-//   - Cancel. `msched cancel J` writes control/cancel.J.<uid> (the
-//     requester's uid; cancel.J, the name before uids, is still read),
+//   - Cancel. `msched cancel J` writes control/cancel.J.<uid>.<tag> (the
+//     requester's uid and a random tag, renamed in without replacing, so
+//     that no one can take a request's name first; cancel.J.<uid> and
+//     cancel.J, older names, are still read, and a name whose uid is not
+//     its file's owner's is junk),
 //     whose content states the request ("cancel J <time>", ControlBody): a
 //     file's owner is who asks, but a user may rename into control/ a file
 //     she did not write, so a request must also say what it asks. Only
@@ -118,7 +121,9 @@
 // (readUntrusted: opened relative to tmp/ with O_NOFOLLOW|O_NONBLOCK, a
 // regular file with one name, of at most the job-file bound (MaxJobFile, or
 // init.max_job_bytes: JobFileLimit) by its fstat, read through that
-// descriptor up to the bound plus one byte), and the job's
+// descriptor up to the bound plus one byte; nobody but its owner may write
+// it: not others, and its group only if that is the owner's private
+// group without an ACL), and the job's
 // uid and user are the owner of that descriptor's file. A claim that is
 // not such a file (a link, symbolic or hard — a hard link's owner is the
 // file's, not the linker's —, a FIFO, a directory, a socket, too large,
@@ -254,7 +259,7 @@
 // Whatever a user puts in submitted/ or control/ is untrusted: the daemons
 // read it only through readUntrusted (no link followed, no blocking open,
 // a regular file within a bound: MaxJobFile for a job file, MaxControl for
-// a request), and what is no such file is rejected (a claim) or removed
+// a request; that no one but its owner may write), and what is no such file is rejected (a claim) or removed
 // and logged (a request), never fatal. output/<JID>/ is the job's user's
 // own directory: the reaper reads the captured output there for a report
 // through OpenUntrusted (no link followed, no blocking open, a regular

@@ -229,7 +229,8 @@ func (h *handler) logout(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, h.cfg.Base+"/", http.StatusSeeOther)
 }
 
-// cancel asks the daemons to cancel a job (control/cancel.<JID>).
+// cancel asks the daemons to cancel a job (a request in control/,
+// spool.RequestCancel).
 func (h *handler) cancel(w http.ResponseWriter, r *http.Request) {
 	if !h.authorise(w, r) {
 		return
