@@ -27,11 +27,14 @@
 //     mpirun reaches the other hosts with the user's own ssh key, as on any
 //     cluster;
 //   - with Slurm: no local process; the shepherd submits the job with
-//     sbatch as its user (held until the Slurm job id is in the pid file
-//     and the ready notice), follows it with scontrol, cancels it with
-//     scancel, and writes its Result from Slurm's end state and exit code
-//     (see slurm.go). If the shepherd dies, Adopt cancels the Slurm job
-//     (killOrphans) before it reports Gone.
+//     sbatch as its user, in an environment of the shepherd's own (the
+//     job's goes by --export-file), and held until scontrol confirms that
+//     the id sbatch printed is this user's job and the id is in the pid
+//     file and the ready notice; it follows the job with scontrol, cancels
+//     it with scancel, and writes its Result from Slurm's end state and
+//     exit code (see slurm.go and slurm_trust.go). If the shepherd dies,
+//     Adopt cancels the Slurm job (killOrphans), once scontrol confirms it
+//     again, before it reports Gone.
 //
 // # Users
 //

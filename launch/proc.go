@@ -28,6 +28,11 @@ type PidFile struct {
 	SlurmJob  string `json:"slurm_job,omitempty"`
 	SlurmConf string `json:"slurm_conf,omitempty"`
 	SlurmBin  string `json:"slurm_bin,omitempty"` // Slurm.BinDir
+	// SlurmUID and SlurmJID are whose the Slurm job is: the uid it was
+	// submitted as and the msched JID of its comment. Slurm must still say
+	// so before the job is cancelled by this id (killSlurm).
+	SlurmUID int    `json:"slurm_uid,omitempty"`
+	SlurmJID string `json:"slurm_jid,omitempty"`
 }
 
 // ReadPidFile reads a pid file. A file that exists but is empty or not yet
@@ -125,10 +130,15 @@ func sameProcess(pid int, start uint64, boot string) bool {
 // wraparound in that window.)
 //
 // A Slurm job has no local process group: what is left of it is the Slurm
-// job, which is cancelled, and waited for, instead.
+// job, which is cancelled, and waited for, instead, once Slurm says that
+// the id still names the job recorded (killSlurm). A record without its
+// owner (from a shepherd older than that check) is not acted on.
 func killOrphans(p PidFile) error {
 	if p.SlurmJob != "" {
-		return killSlurm(&Slurm{Conf: p.SlurmConf, BinDir: p.SlurmBin}, p.SlurmJob)
+		if p.SlurmJID == "" {
+			return fmt.Errorf("launch: pid file names Slurm job %s but not whose it is: not cancelled", p.SlurmJob)
+		}
+		return killSlurm(&Slurm{Conf: p.SlurmConf, BinDir: p.SlurmBin}, p.SlurmJob, slurmOwner{UID: p.SlurmUID, JID: p.SlurmJID})
 	}
 	if p.Pgid <= 1 || p.JobStart == 0 || p.BootID != bootID() {
 		return nil

@@ -20,25 +20,32 @@ import (
 // stays on this machine like every shepherd:
 //
 //  1. sbatch --hold, run as the job's user (munge authenticates that uid),
-//     with the job's clean environment (sbatch's default --export=ALL
-//     carries it to the job) and a batch script that runs Argv; the Env
-//     entries Slurm's clients read as their own settings (slurmSetting)
-//     are exported by the script instead;
-//  2. the Slurm job id is written into the pid file and handed to the run
-//     daemon through the ready pipe, before the job is released: a
-//     restarted daemon finds the id there and follows that job, never
-//     submits a second copy; the record is fsynced with its directory, so
-//     after a crash of this machine too recovery finds the id (and, the
-//     shepherd being gone, cancels the job before re-queueing it);
-//  3. scontrol release; then scontrol show job, every slurmPollMin growing
+//     with an environment of its own that the shepherd chooses (sbatchEnv:
+//     nothing of the job's env:, which could run the user's code inside
+//     sbatch) and a batch script that runs Argv; the job's clean
+//     environment reaches the job through sbatch --export-file (see
+//     slurm_trust.go), and the Env entries Slurm's clients read as their
+//     own settings (slurmSetting) are exported by the script instead;
+//  2. the id sbatch prints is the user's word, not Slurm's: the shepherd
+//     (root) asks scontrol whether that job is the user's and msched's
+//     (checkSlurmJob) and, if not, never touches it and the job does not
+//     start;
+//  3. the Slurm job id is written into the pid file, with whose job it is,
+//     and handed to the run daemon through the ready pipe, before the job
+//     is released: a restarted daemon finds the id there and follows that
+//     job, never submits a second copy; the record is fsynced with its
+//     directory, so after a crash of this machine too recovery finds the id
+//     (and, the shepherd being gone, cancels the job before re-queueing
+//     it);
+//  4. scontrol release; then scontrol show job, every slurmPollMin growing
 //     to slurmPollMax, until the job is in a final state, whose exit code
 //     and signal become the Result.
 //
 // Cancel is scancel; the walltime is sbatch --time (whole minutes, for
 // Slurm's own scheduling) and an scancel at the exact walltime. If the
 // shepherd dies, Adopt finds the pid file unlocked and cancels the Slurm job
-// (killSlurm) before the daemon re-queues it, as it kills a local job's
-// leftovers.
+// (killSlurm, which checks the id again first) before the daemon re-queues
+// it, as it kills a local job's leftovers.
 
 // Poll intervals for a Slurm job: a short job is noticed soon, a long one
 // costs the controller one query every slurmPollMax.
@@ -104,15 +111,17 @@ func firstLine(b []byte) string {
 	return s
 }
 
-// slurmScript is the batch script of spec: it writes the host file on the
-// node (MSCHED_HOSTFILE), exports the Env entries that sbatch must not
-// see (slurmSetting), runs Argv in Dir and exits with its status. It
-// does not exec the job, so that the host file is removed afterwards; a job
-// killed by a signal therefore ends with the shell's 128+n.
+// slurmScript is the batch script of spec: it restores any variable of the
+// job's environment that Slurm did not carry (slurmRestore), writes the host
+// file on the node (MSCHED_HOSTFILE), exports the Env entries that sbatch
+// must not see (slurmSetting), runs Argv in Dir and exits with its status.
+// It does not exec the job, so that the host file is removed afterwards; a
+// job killed by a signal therefore ends with the shell's 128+n.
 func slurmScript(spec Spec) string {
 	var b strings.Builder
 	b.WriteString("#!/bin/sh\n")
 	fmt.Fprintf(&b, "# msched job %s\n", spec.JID)
+	slurmRestore(&b, slurmJobEnv(spec))
 	b.WriteString("MSCHED_HOSTFILE=$(mktemp \"${TMPDIR:-/tmp}/msched-hosts.XXXXXX\") || exit 1\n")
 	b.WriteString("export MSCHED_HOSTFILE\n")
 	b.WriteString("trap 'rm -f \"$MSCHED_HOSTFILE\"' EXIT\n")
@@ -147,10 +156,35 @@ func slurmSetting(k string) bool {
 	return strings.HasPrefix(k, "SBATCH_") || strings.HasPrefix(k, "SLURM_")
 }
 
-// sbatchEnv is sbatch's environment: the job's (see Spec), which sbatch
-// passes on to the job, without the entries that would be sbatch's own
-// settings (slurmScript exports those).
+// sbatchEnv is sbatch's own environment, chosen here: PATH (Spec.Path,
+// from the daemon's configuration, or DefaultPath) and the user's HOME, USER
+// and LOGNAME (slurmCommand adds SLURM_CONF). Never the job's Env: sbatch
+// runs as the user but the shepherd, as root, acts on the id it prints, and
+// an env: with LD_PRELOAD, LD_LIBRARY_PATH, SBATCH_* and the like would let
+// the user choose that id. The job's environment travels apart, in
+// slurmJobEnv.
 func sbatchEnv(spec Spec) []string {
+	path := spec.Path
+	if path == "" {
+		path = DefaultPath
+	}
+	env := []string{"PATH=" + path}
+	if id := spec.Identity; id != nil {
+		return append(env, "HOME="+id.Home, "USER="+id.User, "LOGNAME="+id.User)
+	}
+	self := os.Environ()
+	for _, k := range []string{"HOME", "USER", "LOGNAME"} {
+		if v, ok := lookupEnv(self, k); ok {
+			env = append(env, k+"="+v)
+		}
+	}
+	return env
+}
+
+// slurmJobEnv is the environment the job gets through sbatch --export-file:
+// the job's (see Spec), without the entries that would be Slurm's own
+// settings (slurmScript exports those).
+func slurmJobEnv(spec Spec) []string {
 	var env []string
 	for _, e := range spec.jobEnv(os.Environ()) {
 		if k, _, _ := strings.Cut(e, "="); !slurmSetting(k) {
@@ -170,7 +204,7 @@ func sbatchArgs(spec Spec) []string {
 		name = spec.JID
 	}
 	args := []string{"--parsable", "--hold", "--nodes=" + strconv.Itoa(nodes), "--job-name=" + name,
-		"--comment=msched " + spec.JID}
+		"--comment=" + slurmComment(spec.JID)}
 	if s.Partition != "" {
 		args = append(args, "--partition="+s.Partition)
 	}
@@ -218,7 +252,8 @@ func slurmPath(p string) string {
 }
 
 // slurmCommand builds one Slurm client command of the cluster conf, run as
-// cred (nil: as the shepherd) with env (nil: SLURM_CONF and a PATH only).
+// cred (nil: as the shepherd) with env (nil: a PATH only), and SLURM_CONF
+// when the configuration names one.
 func slurmCommand(ctx context.Context, s *Slurm, cred *syscall.Credential, env []string, name string, args ...string) *exec.Cmd {
 	prog := name
 	if s.BinDir != "" {
@@ -228,7 +263,10 @@ func slurmCommand(ctx context.Context, s *Slurm, cred *syscall.Credential, env [
 	if env == nil {
 		env = []string{"PATH=" + DefaultPath}
 	}
-	cmd.Env = append(append([]string(nil), env...), "SLURM_CONF="+s.Conf)
+	cmd.Env = append([]string(nil), env...)
+	if s.Conf != "" {
+		cmd.Env = append(cmd.Env, "SLURM_CONF="+s.Conf)
+	}
 	if cred != nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: cred}
 	}
@@ -244,6 +282,12 @@ func slurmOutput(ctx context.Context, s *Slurm, cred *syscall.Credential, env []
 	if stdin != "" {
 		cmd.Stdin = strings.NewReader(stdin)
 	}
+	return commandOutput(cmd, name)
+}
+
+// commandOutput runs cmd and returns its stdout; an error carries the
+// command's own message (its stderr), prefixed with name.
+func commandOutput(cmd *exec.Cmd, name string) ([]byte, error) {
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
@@ -281,21 +325,29 @@ func runSlurm(ctx context.Context, spec Spec, sigs <-chan os.Signal, started sta
 		}
 		return r
 	}
-	// sbatch runs as the user (munge vouches for its uid) with the job's
-	// clean environment, which its default --export=ALL carries to the job.
-	out, err := slurmOutput(ctx, s, credential(spec.Identity), sbatchEnv(spec), slurmScript(spec), "sbatch", sbatchArgs(spec)...)
+	// sbatch runs as the user (munge vouches for its uid), with an
+	// environment of the shepherd's choosing; the job's travels apart.
+	owner := spec.slurmOwner()
+	out, err := sbatch(ctx, spec)
 	if err != nil {
 		return cannot(err)
 	}
 	id, _, _ := strings.Cut(strings.TrimSpace(string(out)), ";") // "id;cluster" with a federation
-	if _, err := strconv.Atoi(id); err != nil {
+	if !reSlurmJobID.MatchString(id) {
 		return cannot(fmt.Errorf("sbatch printed %q, not a job id", firstLine(out)))
+	}
+	// What sbatch printed came from a process of the user's: root acts on
+	// that id only once Slurm says it is this job. A job that cannot be
+	// checked (the controller did not answer) is left alone, held: it
+	// never runs, and the user may scancel it.
+	if err := checkSlurmJob(ctx, s, id, owner); err != nil {
+		return cannot(fmt.Errorf("sbatch printed Slurm job %s, not released: %w", id, err))
 	}
 	// Into the pid file (and to the daemon) while the job is held: from
 	// here on a restarted daemon knows which Slurm job is this one's.
-	started(PidFile{SlurmJob: id, SlurmConf: s.Conf, SlurmBin: s.BinDir})
+	started(PidFile{SlurmJob: id, SlurmConf: s.Conf, SlurmBin: s.BinDir, SlurmUID: owner.UID, SlurmJID: owner.JID})
 	if _, err := slurmOutput(ctx, s, nil, nil, "", "scontrol", "release", id); err != nil {
-		killSlurm(s, id)
+		killSlurm(s, id, owner)
 		return cannot(fmt.Errorf("releasing Slurm job %s: %w", id, err))
 	}
 	res := Result{StartedAt: time.Now()}
@@ -338,7 +390,7 @@ func runSlurm(ctx context.Context, spec Spec, sigs <-chan os.Signal, started sta
 		}
 		out, err := slurmOutput(context.WithoutCancel(ctx), s, nil, nil, "", "scontrol", "show", "job", "-o", id)
 		if err != nil {
-			if strings.Contains(err.Error(), "Invalid job id") {
+			if invalidJobID(err) {
 				// Purged (MinJobAge) before we saw its end: only possible
 				// if this shepherd was stopped for minutes.
 				res.EndedAt, res.ExitStatus = time.Now(), -1
@@ -389,16 +441,26 @@ func slurmResult(res Result, j slurmJob, id, reason string) Result {
 
 // killSlurm cancels a Slurm job whose shepherd is gone (or that must not
 // run) and waits, bounded, until Slurm says it has ended: the job may be
-// re-queued only once no copy of it runs.
-func killSlurm(s *Slurm, id string) error {
+// re-queued only once no copy of it runs. The id is checked first
+// (checkSlurmJob): one that Slurm no longer knows has nothing left to
+// cancel; one that names a job not owner's is never cancelled, and is an
+// error, so that the daemon neither cancels nor re-queues.
+func killSlurm(s *Slurm, id string, owner slurmOwner) error {
 	ctx := context.Background()
-	if _, err := slurmOutput(ctx, s, nil, nil, "", "scancel", id); err != nil && !strings.Contains(err.Error(), "Invalid job id") {
+	err := checkSlurmJob(ctx, s, id, owner)
+	if invalidJobID(err) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("launch: Slurm job %s not cancelled: %w", id, err)
+	}
+	if _, err := slurmOutput(ctx, s, nil, nil, "", "scancel", id); err != nil && !invalidJobID(err) {
 		return fmt.Errorf("launch: %w", err)
 	}
 	deadline := time.Now().Add(slurmKillWait)
 	for round := 0; time.Now().Before(deadline); round++ {
 		out, err := slurmOutput(ctx, s, nil, nil, "", "scontrol", "show", "job", "-o", id)
-		if err != nil && strings.Contains(err.Error(), "Invalid job id") {
+		if invalidJobID(err) {
 			return nil
 		}
 		if j, perr := parseSlurmJob(out); err == nil && perr == nil && j.final() {

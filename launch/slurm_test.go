@@ -272,13 +272,15 @@ func scontrolJob(t *testing.T, s *Slurm, id string) slurmJob {
 func TestSlurm_AfterReboot(t *testing.T) {
 	bed := testbed.Start(t)
 	s := &Slurm{Conf: bed.SlurmConf["c1"], Nodes: 1}
-	out, err := slurmOutput(context.Background(), s, nil, nil, "#!/bin/sh\nsleep 60\n", "sbatch", "--parsable", "--output=/dev/null")
+	out, err := slurmOutput(context.Background(), s, nil, nil, "#!/bin/sh\nsleep 60\n", "sbatch", "--parsable", "--output=/dev/null",
+		"--comment="+slurmComment("j1"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	id := strings.TrimSpace(string(out))
 	dir := t.TempDir()
-	rec := PidFile{BootID: "a-boot-before-the-crash", Shepherd: 1, ShepherdStart: 1, SlurmJob: id, SlurmConf: s.Conf}
+	rec := PidFile{BootID: "a-boot-before-the-crash", Shepherd: 1, ShepherdStart: 1, SlurmJob: id, SlurmConf: s.Conf,
+		SlurmUID: os.Geteuid(), SlurmJID: "j1"}
 	data, _ := json.Marshal(rec)
 	pid, res := filepath.Join(dir, "j.pid"), filepath.Join(dir, "j.result")
 	if err := os.WriteFile(pid, append(data, '\n'), 0o644); err != nil {
