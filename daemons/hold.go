@@ -41,13 +41,11 @@ import (
 var missingGrace = 5 * time.Second
 
 // holds is what sched keeps across cycles about holding: the outcomes of
-// dependencies that have ended (they never change), since when each
-// missing dependency has been missing, and when the accounting log last
-// did not have it.
+// dependencies that have ended (they never change) and since when each
+// missing dependency has been missing.
 type holds struct {
 	ended   map[string]Outcome
 	missing map[string]time.Time
-	logged  map[string]time.Time
 }
 
 // holdCycle is one cycle's holding.
@@ -61,8 +59,10 @@ type holdCycle struct {
 	status map[string]JobStatus
 	// gone are the dependencies found in no spool directory that the
 	// accounting log is still to be read for (resolve), and last the JID
-	// counter read before the first spool lookup.
+	// counter read before the first spool lookup; absent, those this
+	// cycle's read of the log did not find (see again).
 	gone   map[string]bool
+	absent map[string]bool
 	last   int64
 	counts map[string]int // array → members placed or running (active), read when first needed
 	read   map[string]int // array → members the policy reads this cycle
@@ -81,7 +81,7 @@ type heldReject struct {
 
 func (h *holds) cycle(ctx context.Context, now time.Time, sp *spool.Spool, active func() map[string]int) *holdCycle {
 	if h.ended == nil {
-		h.ended, h.missing, h.logged = map[string]Outcome{}, map[string]time.Time{}, map[string]time.Time{}
+		h.ended, h.missing = map[string]Outcome{}, map[string]time.Time{}
 	}
 	return &holdCycle{ctx: ctx, now: now, sp: sp, h: h, active: active, status: map[string]JobStatus{},
 		gone: map[string]bool{}, last: -1, read: map[string]int{}, deps: map[string][]string{}, arrays: map[string]*spool.PublishedHold{}, named: map[string]bool{}}
@@ -164,7 +164,7 @@ func (c *holdCycle) dependencies(j *spool.Job) (why string, never bool) {
 			// Nowhere in the spool: missing if the log did not have it
 			// either this cycle, else to be looked for there (resolve)
 			// and waited for meanwhile.
-			if c.h.logged[jid].Equal(c.now) {
+			if c.absent[jid] {
 				st[jid] = JobStatus{Missing: true}
 			} else {
 				c.gone[jid] = true
@@ -180,7 +180,6 @@ func (c *holdCycle) dependencies(j *spool.Job) (why string, never bool) {
 			c.status[jid] = s
 			if !s.Missing && !c.gone[jid] {
 				delete(c.h.missing, jid)
-				delete(c.h.logged, jid)
 			}
 		}
 	}
@@ -235,8 +234,7 @@ func (c *holdCycle) published() []spool.PublishedHold {
 // directory (gone) in the accounting log, in one read for all of them:
 // those there have ended; the others are missing (since now, if they were
 // not already). It reports whether it looked: the jobs are then to be
-// judged again, by a cycle of holds at the same time, which takes the
-// dependencies it did not find as missing.
+// judged again, by the cycle again returns.
 func (c *holdCycle) resolve() bool {
 	if len(c.gone) == 0 {
 		return false
@@ -252,19 +250,29 @@ func (c *holdCycle) resolve() bool {
 		}
 		return false
 	}
+	c.absent = map[string]bool{}
 	for jid, s := range out {
 		if s.Ended {
 			c.h.ended[jid] = s.Outcome
 			delete(c.h.missing, jid)
-			delete(c.h.logged, jid)
 			continue
 		}
-		c.h.logged[jid] = c.now
+		c.absent[jid] = true
 		if _, ok := c.h.missing[jid]; !ok {
 			c.h.missing[jid] = c.now
 		}
 	}
 	return true
+}
+
+// again is a cycle of holds at the same time as c, to judge the jobs anew
+// after c.resolve looked in the accounting log: the dependencies ended
+// there are in holds, and those it did not find are missing (without
+// another read of the log).
+func (c *holdCycle) again() *holdCycle {
+	n := c.h.cycle(c.ctx, c.now, c.sp, c.active)
+	n.err, n.absent = c.err, c.absent
+	return n
 }
 
 // finish forgets, after a cycle, what it knew of the dependencies that no
@@ -278,7 +286,6 @@ func (c *holdCycle) finish() {
 	for jid := range c.h.missing {
 		if !c.named[jid] {
 			delete(c.h.missing, jid)
-			delete(c.h.logged, jid)
 		}
 	}
 }

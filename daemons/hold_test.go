@@ -231,7 +231,7 @@ func TestHolds_OneLogReadPerCycle(t *testing.T) {
 			c.judge(j)
 		}
 		if c.resolve() {
-			c = h.cycle(context.Background(), now, sp, none)
+			c = c.again()
 			for _, j := range jobs {
 				if why, rej := c.judge(j); rej {
 					rejected[j.JID] = why

@@ -209,9 +209,7 @@ func (d *Sched) cycle(ctx context.Context) (bool, error) {
 	if err == nil && hold.resolve() {
 		// The accounting log said what became of the dependencies the
 		// spool did not have: judge the jobs again with it.
-		first := hold
-		hold = d.holds.cycle(ctx, now, d.sp, d.arrayActive)
-		hold.err = first.err
+		hold = hold.again()
 		read, evict, waiting, err = d.waiting(hold)
 	}
 	if err != nil {
