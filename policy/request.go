@@ -6,7 +6,8 @@ import "errors"
 // they can, when all are free), by the placement rules of coalloc.go: an
 // ordered request needs component i's hosts in the i-th cluster
 // (ClusterOrder), an unordered one its components in distinct clusters, a
-// total one the sum anywhere. Only hosts meeting q's Arch count. For a
+// total one the sum anywhere. Only hosts meeting q's constraints count
+// (allowed, as the policies count them). For a
 // job without a request it returns nil: the policies judge those. msched
 // submit and the sched daemon's hold-back of jobs waiting for down hosts
 // ask it; the policies reject such a job with the same reason.
@@ -18,14 +19,15 @@ func CanHold(q *QueuedJob, hs []Host) error {
 		return errors.New(why)
 	}
 	order := ClusterOrder(hs)
+	index := make(map[string]int, len(order))
+	for c, name := range order {
+		index[name] = c
+	}
 	size := make([]int, len(order))
+	a := allowed(hs, q)
 	for i := range hs {
-		if q.Arch == "" || hs[i].Arch == q.Arch {
-			for c, name := range order {
-				if name == hs[i].Cluster {
-					size[c]++
-				}
-			}
+		if a == nil || a.Has(i) {
+			size[index[hs[i].Cluster]]++
 		}
 	}
 	if why := neverFits(q, order, size); why != "" {
