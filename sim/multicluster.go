@@ -43,26 +43,25 @@ func FromSWFHeader(h workload.Header, recs iter.Seq2[workload.Job, error], procs
 	return fromSWF(recs, procs, est, pyss, multi)
 }
 
-// readRequest gives j the request that its record r holds, if any.
-func readRequest(j *Job, r workload.Job, procs int, tr *Trace) error {
+// readRequest gives j the request that its record r holds, if any; whole
+// says it is an ordered or unordered one, whose host count is then its
+// components' sum, never clamped.
+func readRequest(j *Job, r workload.Job) (whole bool, err error) {
 	if r.Queue < int(workload.Total) || r.Queue > int(workload.Ordered) {
-		return nil // not a request: an ordinary job
+		return false, nil // not a request: an ordinary job
 	}
 	t, comps, err := workload.Components(r)
 	if err != nil {
-		return fmt.Errorf("sim: %w", err)
+		return false, fmt.Errorf("sim: %w", err)
 	}
 	j.Request, j.Components = t, comps
 	if t == workload.Total {
-		return nil
+		return false, nil
 	}
 	n := 0
 	for _, c := range comps {
 		n += c
 	}
-	if n > procs && j.Min == procs {
-		tr.Clamped-- // counted as clamped: the request is kept whole
-	}
 	j.Min, j.Max = n, n
-	return nil
+	return true, nil
 }

@@ -91,6 +91,14 @@ func TestFromSWFHeader_Requests(t *testing.T) {
 	if err != nil || tr.Jobs[0].Min != 40 || tr.Clamped != 0 {
 		t.Errorf("wide request: %+v, clamped %d, %v", tr.Jobs, tr.Clamped, err)
 	}
+	// Its record's processors may be exactly the machine's: nothing was
+	// clamped then either (the count once went to -1).
+	full := wide
+	full.Procs, full.ReqProcs = 32, 32
+	tr, err = FromSWFHeader(h, workload.Slice([]workload.Job{full}), 32, Exact, false)
+	if err != nil || tr.Jobs[0].Min != 40 || tr.Clamped != 0 {
+		t.Errorf("wide request of a machine's processors: %+v, clamped %d, %v", tr.Jobs, tr.Clamped, err)
+	}
 	bad := recs[0]
 	bad.Partition = 0
 	if _, err := FromSWFHeader(h, workload.Slice([]workload.Job{bad}), 32, Exact, false); err == nil {

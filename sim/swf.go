@@ -89,6 +89,7 @@ func fromSWF(recs iter.Seq2[workload.Job, error], procs int, est EstimateKind, p
 			return tr, err
 		}
 		var j Job
+		clamped := tr.Clamped
 		if pyss {
 			j = pyssJob(r, procs, est, tr)
 		} else {
@@ -112,8 +113,12 @@ func fromSWF(recs iter.Seq2[workload.Job, error], procs int, est EstimateKind, p
 		j.ID = strconv.FormatInt(r.ID, 10)
 		j.User, j.Executable = r.User, r.Executable
 		if multi {
-			if err := readRequest(&j, r, procs, tr); err != nil {
+			whole, err := readRequest(&j, r)
+			if err != nil {
 				return tr, err
+			}
+			if whole {
+				tr.Clamped = clamped // kept whole: not clamped, whatever the record's processors
 			}
 		}
 		tr.Jobs = append(tr.Jobs, j)
