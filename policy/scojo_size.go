@@ -14,14 +14,10 @@ import (
 // curve is one queued job's run time on every host count it may take,
 // lo..lo+len(t)-1, and its optimum size.
 type curve struct {
-	lo  int
-	t   []int64 // run time (ns) on lo+i hosts
-	opt int     // N_opt
-	// model: the run times are the predictor's (the job's performance
-	// model; in the simulator its Time); otherwise SCOJO-P's efficiency
-	// model scaled from the job's estimate.
-	model bool
-	class int // short, medium or long, by the run time at N_opt
+	lo    int
+	t     []int64 // run time (ns) on lo+i hosts
+	opt   int     // N_opt
+	class int     // short, medium or long, by the run time at N_opt
 	// recorded: scojo-p has counted the job's arrival (kept when the curve
 	// is recomputed).
 	recorded bool
@@ -173,12 +169,11 @@ func (cs *curves) of(m *machine, j *qjob) (c *curve, fresh bool) {
 	cs.by[q.ID] = c
 	if rigid(q) || hi == j.n {
 		c.t[0] = m.estimate(j)
-		c.opt, c.model = j.n, true
+		c.opt = j.n
 		c.class = classOf(c.t[0])
 		return c, true
 	}
 	if d, ok := predictN(m, j, j.n); ok {
-		c.model = true
 		c.t[0] = d
 		best, at := math.Inf(1), j.n
 		for n := j.n; n <= hi; n++ {
