@@ -3,7 +3,7 @@
 // as SWF (the Parallel Workloads Archive's format, for the simulator). The
 // reaper writes it (daemons); the command line (status, history), the web
 // page and the chaos checks read it, through Record, ParseRecordLine,
-// ReadRecords and ReadLine here.
+// ReadRecords, ReadLine and ScanBack here.
 package acct
 
 import (
