@@ -101,7 +101,7 @@ func (p *moldPolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
 	p.cs.usableHosts(m)
 	for k := range m.jobs {
 		j := &m.jobs[k]
-		c, _ := p.cs.of(m, j)
+		c := p.cs.of(m, j)
 		p.cv[k] = c
 		if p.mode == sizeAtStart && !c.recorded {
 			c.recorded = true

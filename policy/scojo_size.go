@@ -143,7 +143,7 @@ func sameHostsAs(kept, hs []Host) bool {
 }
 
 // of returns j's curve, computing it on first sight (or when the job's host
-// range or estimate changed); fresh reports that it was computed now.
+// range or estimate changed).
 //
 // The host range is the job's Min..Max, with Max cut to the hosts it may
 // use that are free now or held by a running job (a host busy otherwise,
@@ -158,20 +158,20 @@ func sameHostsAs(kept, hs []Host) bool {
 // Min..Max (the requested size of a job whose range is N_opt/2..2·N_opt)
 // and the run times scale the job's estimate (its run time on Min hosts)
 // by models.Efficiency.
-func (cs *curves) of(m *machine, j *qjob) (c *curve, fresh bool) {
+func (cs *curves) of(m *machine, j *qjob) *curve {
 	q := j.q
 	hi := max(min(q.Max, cs.usable(m, j)), j.n)
 	old, ok := cs.by[q.ID]
 	if ok && old.min == j.n && old.max == hi && old.given == q.Estimate {
-		return old, false
+		return old
 	}
-	c = &curve{lo: j.n, t: make([]int64, hi-j.n+1), min: j.n, max: hi, given: q.Estimate, recorded: ok && old.recorded}
+	c := &curve{lo: j.n, t: make([]int64, hi-j.n+1), min: j.n, max: hi, given: q.Estimate, recorded: ok && old.recorded}
 	cs.by[q.ID] = c
 	if rigid(q) || hi == j.n {
 		c.t[0] = m.estimate(j)
 		c.opt = j.n
 		c.class = classOf(c.t[0])
-		return c, true
+		return c
 	}
 	if d, ok := predictN(m, j, j.n); ok {
 		c.t[0] = d
@@ -202,7 +202,7 @@ func (cs *curves) of(m *machine, j *qjob) (c *curve, fresh bool) {
 		}
 	}
 	c.class = classOf(c.tOpt())
-	return c, true
+	return c
 }
 
 // rigid tells a job that runs on one host count only, or a multicluster
