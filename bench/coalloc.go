@@ -26,12 +26,10 @@ import (
 //   - Workload: workload.GenerateMulticluster, read back through
 //     sim.FromSWFHeader (the SWF convention): 4 components per job, each
 //     uniform on 1..4 or 1..8; a total request is their sum. Service times
-//     exponential, mean 1 time unit of TimeUnit seconds (1000: the
-//     simulator's times are float seconds and its clock nanoseconds, so
-//     rounding is far below a unit; response times are read in units).
+//     exponential, mean 1 time unit of 1000 s.
 //   - Maximum utilisation, FCFS, 4 clusters of 8 (sim.Clusters), Fit for
 //     unordered requests: the saturated queue. A closed system
-//     (sim.Config.Backlog): Backlog jobs always wait, so the queue never
+//     (sim.Config.Backlog): 4 jobs always wait, so the queue never
 //     empties; Jobs jobs in all. Utilisation is the hosts' busy time over
 //     the window from the start of the job Jobs/10 (warm-up) to the start
 //     of the last job (after it the queue drains), divided by 32 hosts
@@ -57,15 +55,12 @@ import (
 // Each run draws from a *rand.Rand of its own, seeded from Seed (saturated
 // runs Seed, bin filling Seed+1, response runs Seed+2), so the three request
 // types see the same components and service times, and the three MaxJumps
-// the same arrivals.
+// the same arrivals. The runs go GOMAXPROCS at a time.
 type CoallocConfig struct {
 	Jobs     int        // jobs per simulation; default DefaultCoallocJobs
 	BinFills int        // bin fills per setting; default DefaultCoallocBinFills
 	Seed     int64      // default 1 when 0
 	Fit      policy.Fit // unordered placement; default First Fit
-	TimeUnit float64    // seconds per time unit; default 1000
-	Backlog  int        // jobs always waiting in the saturated runs; default 4
-	Workers  int        // simulations in parallel; default GOMAXPROCS
 	Log      *slog.Logger
 }
 
@@ -127,6 +122,12 @@ const (
 	coallocClusterSize = 8
 	coallocUtil        = 0.78 // Table 5's second column, the JSON's
 	coallocUtil62      = 0.62 // its first, in the table only
+	// coallocTimeUnit is the seconds in a time unit: the simulator's times
+	// are float seconds and its clock nanoseconds, so at 1000 s rounding
+	// is far below a unit; response times are read in units.
+	coallocTimeUnit = 1000.0
+	// coallocBacklog is the jobs always waiting in the saturated runs.
+	coallocBacklog = 4
 )
 
 // The defaults of Jobs and BinFills. Runs of 300,000 jobs put the
@@ -147,15 +148,6 @@ func (c *CoallocConfig) defaults() {
 	}
 	if c.Seed == 0 {
 		c.Seed = 1
-	}
-	if c.TimeUnit <= 0 {
-		c.TimeUnit = 1000
-	}
-	if c.Backlog <= 0 {
-		c.Backlog = 4
-	}
-	if c.Workers <= 0 {
-		c.Workers = runtime.GOMAXPROCS(0)
 	}
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
@@ -179,12 +171,13 @@ func (u *CoallocMaxUtil) set(k int, x float64) {
 }
 
 // Coalloc runs the benchmark: the six saturated runs, the six bin fillings
-// and the three response runs, Workers at a time.
+// and the six response runs (three at each utilisation), GOMAXPROCS at a
+// time.
 func Coalloc(ctx context.Context, cfg CoallocConfig) (*CoallocResult, error) {
 	cfg.defaults()
 	cfg.Log.Info("bench coalloc", "jobs", cfg.Jobs, "bin_fills", cfg.BinFills, "seed", cfg.Seed,
 		"saturated_seed", cfg.Seed, "bin_fill_seed", cfg.Seed+1, "response_seed", cfg.Seed+2,
-		"fit", cfg.Fit, "time_unit_s", cfg.TimeUnit, "backlog", cfg.Backlog)
+		"fit", cfg.Fit, "time_unit_s", coallocTimeUnit, "backlog", coallocBacklog)
 	res := &CoallocResult{Setup: cfg}
 	var tasks []func() error
 	for k, st := range coallocSettings {
@@ -211,7 +204,7 @@ func Coalloc(ctx context.Context, cfg CoallocConfig) (*CoallocResult, error) {
 			})
 		}
 	}
-	if err := runTasks(ctx, cfg.Workers, tasks); err != nil {
+	if err := runTasks(ctx, runtime.GOMAXPROCS(0), tasks); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -250,7 +243,7 @@ func runTasks(ctx context.Context, workers int, tasks []func() error) error {
 func coallocJobs(cfg CoallocConfig, rt workload.RequestType, n2, n int, util float64, seed int64) ([]sim.Job, error) {
 	h, recs, err := workload.GenerateMulticluster(workload.MulticlusterConfig{
 		Jobs: n, Clusters: coallocClusters, ClusterSize: coallocClusterSize, Request: rt,
-		N1: 1, N2: n2, Utilisation: util, TimeUnit: cfg.TimeUnit,
+		N1: 1, N2: n2, Utilisation: util, TimeUnit: coallocTimeUnit,
 	}, rand.New(rand.NewSource(seed)))
 	if err != nil {
 		return nil, err
@@ -301,7 +294,7 @@ func CoallocSaturated(ctx context.Context, cfg CoallocConfig, rt workload.Reques
 		return 0, err
 	}
 	m := coallocMachine()
-	r, err := coallocRun(ctx, cfg, m, jobs, "fcfs", 0, cfg.Backlog)
+	r, err := coallocRun(ctx, cfg, m, jobs, "fcfs", 0, coallocBacklog)
 	if err != nil {
 		return 0, err
 	}
@@ -383,7 +376,7 @@ func CoallocResponseTime(ctx context.Context, cfg CoallocConfig, util float64, m
 	if err != nil {
 		return 0, err
 	}
-	return meanResponse(r, len(r.Jobs)/10) / cfg.TimeUnit, nil
+	return meanResponse(r, len(r.Jobs)/10) / coallocTimeUnit, nil
 }
 
 // coallocOpen simulates cfg.Jobs jobs of request type rt, components
@@ -415,8 +408,8 @@ func meanResponse(r *sim.Result, from int) float64 {
 func (r *CoallocResult) Table(w io.Writer) error {
 	c := r.Setup
 	fmt.Fprintf(w, "Co-allocation (Bucur & Epema, JSSPP 2000): 4 clusters x 8 hosts, 4 components per job; service\n")
-	fmt.Fprintf(w, "  exponential, mean 1 unit (%g s); %d jobs per simulation; %s fit for unordered requests; seed %d\n\n", c.TimeUnit, c.Jobs, c.Fit, c.Seed)
-	fmt.Fprintf(w, "Maximum utilisation, FCFS. saturated: a queue that never empties (%d always waiting), busy share\n", c.Backlog)
+	fmt.Fprintf(w, "  exponential, mean 1 unit (%g s); %d jobs per simulation; %s fit for unordered requests; seed %d\n\n", coallocTimeUnit, c.Jobs, c.Fit, c.Seed)
+	fmt.Fprintf(w, "Maximum utilisation, FCFS. saturated: a queue that never empties (%d always waiting), busy share\n", coallocBacklog)
 	fmt.Fprintf(w, "  from the start of job %d to the start of the last; bin fill: an idle system filled until the next\n", c.Jobs/10)
 	fmt.Fprintf(w, "  job does not fit, mean of %d fills (the paper's Table 3 method; total: its Table 3 has none)\n", c.BinFills)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
