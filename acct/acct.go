@@ -3,7 +3,7 @@
 // as SWF (the Parallel Workloads Archive's format, for the simulator). The
 // reaper writes it (daemons); the command line (status, history), the web
 // page and the chaos checks read it, through Record, ParseRecordLine,
-// ReadRecords, ReadLine and ScanBack here.
+// ReadRecords, ReadLine, ScanBack and FindRecord here.
 package acct
 
 import (

@@ -2,11 +2,14 @@ package acct
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
+	"strconv"
 )
 
 // The live log grows to retention.accounting_bytes (64 MiB by default,
@@ -78,4 +81,52 @@ func ScanBack(path string, limit int64, fn func(line []byte) bool) (complete boo
 		head = bytes.Clone(buf)
 	}
 	return true, nil
+}
+
+// FindRecord is the accounting record of jid (canonical, spool.ParseJID)
+// in the log in db (a spool's db/); found is false when no generation has
+// it. It reads the newest first, each file once and backwards from its
+// end (ScanBack), where recently reaped jobs are: the live log, then the
+// rotated generations .1, .2, … that are there (as ReadRecords finds
+// them), and decodes only the lines that name jid. A JID in two
+// generations (a rotation's copy) is given from the newer; within a file,
+// the last record of jid. A last line without its newline is an append in
+// progress (or torn, and its job still in the spool) and is not looked at.
+// As with ReadRecords, a rotation while it reads may make it miss a
+// record; read again for it.
+func FindRecord(ctx context.Context, db, jid string) (rec Record, found bool, err error) {
+	needle := []byte(`"jid":"` + jid + `"`)
+	path := filepath.Join(db, JSONL)
+	for gen := 0; gen <= maxGenerations; gen++ {
+		file := path
+		if gen > 0 {
+			file += "." + strconv.Itoa(gen)
+			if !fileExists(file) {
+				break
+			}
+		}
+		n := 0
+		_, err := ScanBack(file, 0, func(line []byte) bool {
+			if n++; n%4096 == 0 && ctx.Err() != nil {
+				return false
+			}
+			if !bytes.Contains(line, needle) {
+				return true
+			}
+			if r, ok := ParseRecordLine(line); ok && r.JID == jid {
+				rec, found = r, true
+				return false
+			}
+			return true
+		})
+		switch {
+		case err != nil:
+			return Record{}, false, err
+		case found:
+			return rec, true, nil
+		case ctx.Err() != nil:
+			return Record{}, false, ctx.Err()
+		}
+	}
+	return Record{}, false, nil
 }

@@ -2,6 +2,7 @@ package acct
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -61,5 +62,56 @@ func TestScanBack_LinesAcrossChunks(t *testing.T) {
 	writeLog(nil)
 	if complete, err := ScanBack(path, 0, func([]byte) bool { t.Error("a line in an empty log"); return true }); !complete || err != nil {
 		t.Errorf("empty log: %v %v", complete, err)
+	}
+}
+
+// FindRecord looks in the live log, then the rotated generations up to the
+// first gap, and gives the newest record of a JID.
+func TestFindRecord_NewestFirst(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, content string) {
+		t.Helper()
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(JSONL+".2", `{"jid":"J000001","name":"old","state":"exited"}`+"\n")
+	// J000003 carried over by the rotation: the live log's copy is given.
+	write(JSONL+".1", `{"jid":"J000002","state":"exited"}`+"\n"+`{"jid":"J000003","name":"rotated","state":"rejected"}`+"\n")
+	write(JSONL, `{"jid":"J000003","name":"live","state":"rejected"}`+"\n"+`{"jid":"J0000`+"\n"+
+		`{"jid":"J000004","state":"exited"}`+"\n"+`{"jid":"J000005","state":"exited"}`)
+	// A generation past a gap is not the log's (keep was lowered since).
+	write(JSONL+".4", `{"jid":"J000006","state":"exited"}`+"\n")
+
+	ctx := context.Background()
+	for _, c := range []struct {
+		jid, name string
+		found     bool
+	}{
+		{"J000001", "old", true},
+		{"J000002", "", true},
+		{"J000003", "live", true},
+		{"J000004", "", true},
+		{"J000005", "", false}, // no newline yet: an append in progress
+		{"J000006", "", false},
+		{"J000007", "", false},
+	} {
+		r, found, err := FindRecord(ctx, dir, c.jid)
+		if err != nil || found != c.found || found && (r.JID != c.jid || r.Name != c.name) {
+			t.Errorf("FindRecord(%s) = %+v, %v, %v; want found %v, name %q", c.jid, r, found, err, c.found, c.name)
+		}
+	}
+	if _, found, err := FindRecord(ctx, t.TempDir(), "J000001"); found || err != nil {
+		t.Errorf("FindRecord in no log: %v %v", found, err)
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	big := make([]byte, 0, 5000*40)
+	for i := 0; i < 5000; i++ {
+		big = append(big, `{"jid":"J000009","state":"exited"}`+"\n"...)
+	}
+	write(JSONL, string(big))
+	if _, _, err := FindRecord(cancelled, dir, "J000008"); err != context.Canceled {
+		t.Errorf("FindRecord with a cancelled context: %v", err)
 	}
 }

@@ -2,7 +2,6 @@ package web
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -61,32 +60,12 @@ func scanBack(sp *spool.Spool, limit int64, fn func(line []byte) bool) (complete
 	return acct.ScanBack(accountingPath(sp), limit, fn)
 }
 
-// findRecord is the accounting record of one JID (the job left the spool):
-// the log is read from its end, where recently reaped jobs are, and only
-// lines that name the JID are decoded.
+// findRecord is the accounting record of one JID (the job left the spool),
+// nil if no generation of the log has it (acct.FindRecord).
 func findRecord(sp *spool.Spool, jid string) (*acct.Record, error) {
-	needle := []byte(`"jid":"` + jid + `"`)
-	var found *acct.Record
-	_, err := scanBack(sp, 0, func(line []byte) bool {
-		if !bytes.Contains(line, needle) {
-			return true
-		}
-		if r, ok := acct.ParseRecordLine(line); ok && r.JID == jid {
-			found = &r
-			return false
-		}
-		return true
-	})
-	if found != nil || err != nil {
-		return found, err
+	r, found, err := acct.FindRecord(context.Background(), sp.Path(spool.DirDB), jid)
+	if !found || err != nil {
+		return nil, err
 	}
-	// Not in the live log: an older job, in a rotated generation.
-	err = acct.ReadRecords(context.Background(), sp.Path(spool.DirDB), func(r acct.Record) bool {
-		if r.JID == jid {
-			found = &r
-			return false
-		}
-		return true
-	})
-	return found, err
+	return &r, nil
 }

@@ -346,7 +346,7 @@ func showJob(ctx context.Context, w io.Writer, sp *spool.Spool, why waitInfo, ji
 			return web.JobView{}, err
 		}
 	}
-	rec, found, err := findRecord(ctx, sp, jid)
+	rec, found, err := acct.FindRecord(ctx, sp.Path(spool.DirDB), jid)
 	if err != nil {
 		return web.JobView{}, err
 	}
@@ -388,20 +388,6 @@ func writeRecord(w io.Writer, v web.JobView) error {
 	}
 	line("reason", v.Reason)
 	return tw.Flush()
-}
-
-// findRecord is jid's accounting record, from every generation of the log.
-func findRecord(ctx context.Context, sp *spool.Spool, jid string) (acct.Record, bool, error) {
-	var rec acct.Record
-	found := false
-	err := acct.ReadRecords(ctx, sp.Path(spool.DirDB), func(r acct.Record) bool {
-		if r.JID == jid {
-			rec, found = r, true
-			return false
-		}
-		return true
-	})
-	return rec, found, err
 }
 
 // fileOwner names the owner of path, for messages; "someone else" if it
