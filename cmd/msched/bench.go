@@ -68,7 +68,7 @@ or one JSON object per result with --json. Seeds are fixed by default, so a
 benchmark gives the same figures run after run (times aside).`,
 	}
 	cmd.AddCommand(newBenchConvergenceCmd(), newBenchETCCmd(), newBenchSpoolCmd(v))
-	cmd.AddCommand(newBenchTable1Cmd(), newBenchTracesCmd(v), newBenchChaosCmd(), newBenchCoallocCmd(), newBenchMoldableCmd(v))
+	cmd.AddCommand(newBenchTable1Cmd(), newBenchTracesCmd(v), newBenchChaosCmd(), newBenchCoallocCmd(), newBenchMoldableCmd())
 	return cmd
 }
 

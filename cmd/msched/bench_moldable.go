@@ -7,13 +7,12 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/viper"
 
 	"msched/bench"
 	"msched/policy"
 )
 
-func newBenchMoldableCmd(_ *viper.Viper) *cobra.Command {
+func newBenchMoldableCmd() *cobra.Command {
 	var (
 		cfg                  bench.MoldableConfig
 		file, dataDir        string

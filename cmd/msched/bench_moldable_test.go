@@ -16,7 +16,7 @@ import (
 // needs --workload.
 func TestBenchMoldable_JSON(t *testing.T) {
 	trace := simulateTrace(t)
-	cmd := newBenchMoldableCmd(nil)
+	cmd := newBenchMoldableCmd()
 	var out, errOut bytes.Buffer
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
@@ -46,7 +46,7 @@ func TestBenchMoldable_JSON(t *testing.T) {
 		t.Errorf("stderr does not say how the load was scaled:\n%s", errOut.String())
 	}
 
-	cmd = newBenchMoldableCmd(nil)
+	cmd = newBenchMoldableCmd()
 	cmd.SetOut(&out)
 	cmd.SetErr(&errOut)
 	cmd.SetArgs([]string{"--procs", "8"})
