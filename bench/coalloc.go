@@ -8,9 +8,10 @@ import (
 	"math"
 	"math/rand"
 	"runtime"
-	"sync"
 	"text/tabwriter"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"msched/policy"
 	"msched/sim"
@@ -179,14 +180,19 @@ func Coalloc(ctx context.Context, cfg CoallocConfig) (*CoallocResult, error) {
 		"saturated_seed", cfg.Seed, "bin_fill_seed", cfg.Seed+1, "response_seed", cfg.Seed+2,
 		"fit", cfg.Fit, "time_unit_s", coallocTimeUnit, "backlog", coallocBacklog)
 	res := &CoallocResult{Setup: cfg}
-	var tasks []func() error
+	// Each run writes its own field of res, so the figures do not depend
+	// on the order the runs end in; the first error cancels gctx, on which
+	// the other runs stop.
+	g, gctx := errgroup.WithContext(ctx)
+	g.SetLimit(runtime.GOMAXPROCS(0))
 	for k, st := range coallocSettings {
-		tasks = append(tasks, func() error {
-			u, err := CoallocSaturated(ctx, cfg, st.rt, st.n2)
+		g.Go(func() error {
+			u, err := CoallocSaturated(gctx, cfg, st.rt, st.n2)
 			res.MaxUtil.set(k, u)
 			return err
-		}, func() error {
-			u, err := CoallocBinFill(ctx, cfg, st.rt, st.n2)
+		})
+		g.Go(func() error {
+			u, err := CoallocBinFill(gctx, cfg, st.rt, st.n2)
 			res.BinFill.set(k, u)
 			return err
 		})
@@ -197,44 +203,17 @@ func Coalloc(ctx context.Context, cfg CoallocConfig) (*CoallocResult, error) {
 			out = &res.Response62
 		}
 		for _, jumps := range []int{0, 7, 20} {
-			tasks = append(tasks, func() error {
-				r, err := CoallocResponseTime(ctx, cfg, util, jumps)
+			g.Go(func() error {
+				r, err := CoallocResponseTime(gctx, cfg, util, jumps)
 				*out.at(jumps) = r
 				return err
 			})
 		}
 	}
-	if err := runTasks(ctx, runtime.GOMAXPROCS(0), tasks); err != nil {
+	if err := g.Wait(); err != nil {
 		return nil, err
 	}
 	return res, nil
-}
-
-// runTasks runs tasks on workers goroutines; the first error stops the
-// others (through ctx) and is returned.
-func runTasks(ctx context.Context, workers int, tasks []func() error) error {
-	ctx, cancel := context.WithCancelCause(ctx)
-	defer cancel(nil)
-	ch := make(chan func() error)
-	var wg sync.WaitGroup
-	for range workers {
-		wg.Go(func() {
-			for t := range ch {
-				if ctx.Err() != nil {
-					continue
-				}
-				if err := t(); err != nil {
-					cancel(err)
-				}
-			}
-		})
-	}
-	for _, t := range tasks {
-		ch <- t
-	}
-	close(ch)
-	wg.Wait()
-	return context.Cause(ctx)
 }
 
 // coallocJobs draws n jobs of request type rt, components uniform on
