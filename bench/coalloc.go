@@ -166,9 +166,9 @@ var coallocSettings = []coallocSetting{
 	{workload.Ordered, 8}, {workload.Unordered, 8}, {workload.Total, 8},
 }
 
-// set stores x as setting k's figure.
-func (u *CoallocMaxUtil) set(k int, x float64) {
-	*[]*float64{&u.Ordered14, &u.Unordered14, &u.Total14, &u.Ordered18, &u.Unordered18, &u.Total18}[k] = x
+// field is setting k's figure (coallocSettings[k]).
+func (u *CoallocMaxUtil) field(k int) *float64 {
+	return []*float64{&u.Ordered14, &u.Unordered14, &u.Total14, &u.Ordered18, &u.Unordered18, &u.Total18}[k]
 }
 
 // Coalloc runs the benchmark: the six saturated runs, the six bin fillings
@@ -188,12 +188,12 @@ func Coalloc(ctx context.Context, cfg CoallocConfig) (*CoallocResult, error) {
 	for k, st := range coallocSettings {
 		g.Go(func() error {
 			u, err := CoallocSaturated(gctx, cfg, st.rt, st.n2)
-			res.MaxUtil.set(k, u)
+			*res.MaxUtil.field(k) = u
 			return err
 		})
 		g.Go(func() error {
 			u, err := CoallocBinFill(gctx, cfg, st.rt, st.n2)
-			res.BinFill.set(k, u)
+			*res.BinFill.field(k) = u
 			return err
 		})
 	}
@@ -393,15 +393,12 @@ func (r *CoallocResult) Table(w io.Writer) error {
 	fmt.Fprintf(w, "  job does not fit, mean of %d fills (the paper's Table 3 method; total: its Table 3 has none)\n", c.BinFills)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "components\trequest\tsaturated\tbin fill\tpaper\t")
-	get := func(u CoallocMaxUtil, k int) float64 {
-		return []float64{u.Ordered14, u.Unordered14, u.Total14, u.Ordered18, u.Unordered18, u.Total18}[k]
-	}
 	for k, st := range coallocSettings {
 		paper := "-"
-		if p := get(PaperMaxUtil, k); p > 0 {
+		if p := *PaperMaxUtil.field(k); p > 0 {
 			paper = fmt.Sprintf("%.3f", p)
 		}
-		fmt.Fprintf(tw, "U[1,%d]\t%v\t%.3f\t%.3f\t%s\t\n", st.n2, st.rt, get(r.MaxUtil, k), get(r.BinFill, k), paper)
+		fmt.Fprintf(tw, "U[1,%d]\t%v\t%.3f\t%.3f\t%s\t\n", st.n2, st.rt, *r.MaxUtil.field(k), *r.BinFill.field(k), paper)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
