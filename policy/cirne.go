@@ -53,10 +53,7 @@ func (p *moldPolicy) sizeAtSubmission() {
 		}
 		p.size[k] = size
 		if built {
-			d := max(c.at(size), overrunEnd)
-			if at := p.prof.earliest(class0, int32(size), d, 0); at != never {
-				p.prof.add1(-size, at, d)
-			}
+			p.placeEarliest(c, size)
 		}
 	}
 }
@@ -75,10 +72,16 @@ func (p *moldPolicy) buildProfile() {
 		if !ok || size < c.lo || size > c.hi() {
 			return // the first job to size: the ones before it are in
 		}
-		d := max(c.at(size), overrunEnd)
-		if at := p.prof.earliest(class0, int32(size), d, 0); at != never {
-			p.prof.add1(-size, at, d)
-		}
+		p.placeEarliest(c, size)
+	}
+}
+
+// placeEarliest places c's job on size hosts in the profile at the earliest
+// time it fits there (nowhere if it never does).
+func (p *moldPolicy) placeEarliest(c *curve, size int) {
+	d := max(c.at(size), overrunEnd)
+	if at := p.prof.earliest(class0, int32(size), d, 0); at != never {
+		p.prof.add1(-size, at, d)
 	}
 }
 
