@@ -61,8 +61,19 @@ func scanBack(sp *spool.Spool, limit int64, fn func(line []byte) bool) (complete
 }
 
 // findRecord is the accounting record of one JID (the job left the spool),
-// nil if no generation of the log has it (acct.FindRecord).
+// nil if no generation of the log has it (acct.FindRecord). Any visitor
+// may ask for any JID, and a miss reads every generation: a JID that is
+// not one, or is above the last one given (spool.LastJID, which is written
+// before a job exists), is answered nil without reading the log. If the
+// counter cannot be read, the log is.
 func findRecord(sp *spool.Spool, jid string) (*acct.Record, error) {
+	n, ok := spool.JIDNumber(jid)
+	if !ok {
+		return nil, nil
+	}
+	if last, err := sp.LastJID(); err == nil && n > last {
+		return nil, nil
+	}
 	r, found, err := acct.FindRecord(context.Background(), sp.Path(spool.DirDB), jid)
 	if !found || err != nil {
 		return nil, err

@@ -67,6 +67,7 @@ func BenchmarkAccountingLog(b *testing.B) {
 	if err := os.WriteFile(filepath.Join(f.sp.Path(spool.DirDB), acct.JSONL), data, 0o644); err != nil {
 		b.Fatal(err)
 	}
+	jidsGiven(b, f.sp, spool.FormatJID(100000+n-1))
 	h := handlerFor(f, now, "")
 	for _, c := range []struct{ name, path string }{
 		{"overview-fragment", "/?fragment=1"},

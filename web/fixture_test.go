@@ -224,6 +224,7 @@ func (f fixture) build(tb testing.TB) built {
 	if err := os.WriteFile(filepath.Join(sp.Path(spool.DirDB), acct.JSONL), lines, 0o644); err != nil {
 		tb.Fatal(err)
 	}
+	jidsGiven(tb, sp, spool.FormatJID(int64(max(n, 100000+59))))
 	gens := int64(12345)
 	if err := daemons.WriteSchedStats(sp, daemons.SchedStats{GeneratedAt: now, StartedAt: now.Add(-10 * time.Minute),
 		Evaluator: evaluator.Stats{Lookups: 1000, L1Hits: 700, L2Hits: 200, Misses: 100, ModelCalls: 100}, Generations: &gens}); err != nil {

@@ -169,6 +169,7 @@ func reapedJob(t *testing.T, sp *spool.Spool, jid, user string, j spool.Job) {
 	if _, err := f.Write(append(line, '\n')); err != nil {
 		t.Fatal(err)
 	}
+	jidsGiven(t, sp, jid)
 }
 
 // A reaped job is resubmitted from its record and report, as its owner;
