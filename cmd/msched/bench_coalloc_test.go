@@ -54,10 +54,12 @@ func TestBenchCoalloc_JSON(t *testing.T) {
 	}
 }
 
-// The table names the fit, and --fit worst changes unordered placements;
-// a fit that does not exist is an error.
+// The table names the fit, and --fit worst changes unordered placements
+// only: against --fit first, an unordered row of the table differs and the
+// ordered and total rows do not. A fit that does not exist is an error.
 func TestBenchCoalloc_TableAndFit(t *testing.T) {
-	out, err := runBenchCoalloc(t, "--jobs", "2000", "--bin-fills", "100", "--fit", "worst")
+	args := []string{"--jobs", "2000", "--bin-fills", "100"}
+	out, err := runBenchCoalloc(t, append(args, "--fit", "worst")...)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,6 +67,35 @@ func TestBenchCoalloc_TableAndFit(t *testing.T) {
 		if !strings.Contains(out, s) {
 			t.Errorf("no %q in:\n%s", s, out)
 		}
+	}
+	first, err := runBenchCoalloc(t, append(args, "--fit", "first")...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// rows maps "U[1,n] request" to its figures, for the max_util table.
+	rows := func(out string) map[string]string {
+		m := map[string]string{}
+		for _, l := range strings.Split(out, "\n") {
+			if f := strings.Fields(l); len(f) > 2 && strings.HasPrefix(f[0], "U[1,") {
+				m[f[0]+" "+f[1]] = strings.Join(f[2:], " ")
+			}
+		}
+		return m
+	}
+	w, f := rows(out), rows(first)
+	if len(w) != 6 || len(f) != 6 {
+		t.Fatalf("max_util rows: worst %v, first %v", w, f)
+	}
+	changed := false
+	for k := range f {
+		if strings.HasSuffix(k, " unordered") {
+			changed = changed || w[k] != f[k]
+		} else if w[k] != f[k] {
+			t.Errorf("%s: worst fit %q, first fit %q; want the same", k, w[k], f[k])
+		}
+	}
+	if !changed {
+		t.Errorf("--fit worst changed no unordered figure:\n%s", out)
 	}
 	if _, err := runBenchCoalloc(t, "--jobs", "100", "--fit", "best"); err == nil || !strings.Contains(err.Error(), "best") {
 		t.Errorf("--fit best: %v", err)
