@@ -3,7 +3,6 @@ package bench
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"math"
 	"strings"
 	"testing"
@@ -11,37 +10,14 @@ import (
 	"msched/workload"
 )
 
-// A small run: the JSON object has exactly the documented keys, every
-// figure is sane, and the table prints the paper's figures beside ours.
+// A small run: every figure is sane, the figures rank as the paper's do,
+// and the table prints the paper's figures beside ours. (The JSON object's
+// keys are checked on the command's output, by TestBenchCoalloc_JSON in
+// cmd/msched.)
 func TestCoalloc_Small(t *testing.T) {
 	r, err := Coalloc(context.Background(), CoallocConfig{Jobs: 4000, BinFills: 300, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
-	}
-	b, err := json.Marshal(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var obj map[string]map[string]float64
-	if err := json.Unmarshal(b, &obj); err != nil {
-		t.Fatalf("%s: %v", b, err)
-	}
-	want := map[string][]string{
-		"max_util":      {"ordered_1_4", "unordered_1_4", "total_1_4", "ordered_1_8", "unordered_1_8", "total_1_8"},
-		"fpfs_response": {"0", "7", "20"},
-	}
-	if len(obj) != len(want) {
-		t.Errorf("JSON %s: want the keys max_util and fpfs_response only", b)
-	}
-	for k, keys := range want {
-		if len(obj[k]) != len(keys) {
-			t.Errorf("%s: %v, want the keys %v", k, obj[k], keys)
-		}
-		for _, key := range keys {
-			if x, ok := obj[k][key]; !ok || !(x > 0) {
-				t.Errorf("%s.%s = %v (present %v)", k, key, x, ok)
-			}
-		}
 	}
 	u, b2 := r.MaxUtil, r.BinFill
 	for _, x := range []float64{u.Ordered14, u.Unordered14, u.Total14, u.Ordered18, u.Unordered18, u.Total18,

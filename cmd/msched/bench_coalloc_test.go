@@ -23,7 +23,7 @@ func runBenchCoalloc(t *testing.T, args ...string) (string, error) {
 
 // --json prints exactly one object of the documented shape.
 func TestBenchCoalloc_JSON(t *testing.T) {
-	out, err := runBenchCoalloc(t, "--jobs", "3000", "--bin-fills", "200", "--seed", "2", "--json")
+	out, err := runBenchCoalloc(t, "--jobs", "500", "--bin-fills", "20", "--seed", "2", "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
