@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"msched/spool"
 	"msched/web"
@@ -68,6 +69,31 @@ func cell(s string) string {
 		}
 	}
 	return s
+}
+
+// visibleText is cell for a block of lines a user may have written (a
+// reaped job's report, which its owner can edit): line breaks and tabs are
+// kept, and every other rune that is not printable (an escape sequence's
+// ESC, a carriage return, a bidirectional override), and every byte that
+// is not UTF-8, is shown as its Go escape (\x1b, \r, \u202e, \xff), so
+// that the text reaches the reader's terminal as text.
+func visibleText(s string) string {
+	var b strings.Builder
+	b.Grow(len(s))
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == '\n' || r == '\t' || strconv.IsPrint(r) && (r != utf8.RuneError || size > 1):
+			b.WriteString(s[i : i+size])
+		case r == utf8.RuneError:
+			fmt.Fprintf(&b, `\x%02x`, s[i]) // not UTF-8
+		default:
+			q := strconv.QuoteRune(r) // '\x1b'
+			b.WriteString(q[1 : len(q)-1])
+		}
+		i += size
+	}
+	return b.String()
 }
 
 // utc is t in UTC, the zero time kept zero. Every time msched prints is in

@@ -341,8 +341,9 @@ func showJob(ctx context.Context, w io.Writer, sp *spool.Spool, why waitInfo, ji
 		if errors.Is(err, fs.ErrPermission) {
 			return web.JobView{}, codef(exitRefused, "permission denied: %s belongs to %s; its report %s is for its owner only", jid, fileOwner(report), report)
 		} else if err == nil {
+			// Its owner can edit the report; root may be the one reading.
 			fmt.Fprintf(w, "%s: reported (%s)\n\n", jid, report)
-			_, err := w.Write(b)
+			_, err := io.WriteString(w, visibleText(string(b)))
 			return web.JobView{}, err
 		}
 	}

@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -36,5 +38,40 @@ func TestStatusTable_QuotesControlCharacters(t *testing.T) {
 	}
 	if !strings.Contains(out, "  nightly build  ") {
 		t.Errorf("a plain name is not printed as it is:\n%s", out)
+	}
+}
+
+// status JID of a reaped job prints its report, which its owner can edit:
+// its control characters are shown escaped (line breaks and tabs kept), so
+// that a user's escape sequences cannot drive root's terminal.
+func TestStatus_ReportControlCharactersShown(t *testing.T) {
+	sp := emptySpool(t)
+	report := "To: mallory\nSubject: done\n\nname:\tx\x1b]2;owned\a\x1b[2K\rok \u202egnp.exe\xff\n"
+	if err := os.WriteFile(filepath.Join(sp.Path(spool.DirReports), "J000002.txt"), []byte(report), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code := cli(t, sp, "status", "J2")
+	if code != exitOK {
+		t.Fatalf("status J2: %d %q", code, errOut)
+	}
+	if strings.ContainsAny(out, "\x1b\a\r\u202e\xff") {
+		t.Fatalf("the report's control characters reach the reader's terminal: %q", out)
+	}
+	if want := "\n\nname:\tx\\x1b]2;owned\\a\\x1b[2K\\rok \\u202egnp.exe\\xff\n"; !strings.HasSuffix(out, want) {
+		t.Errorf("status J2: %q; want it to end %q", out, want)
+	}
+}
+
+func TestVisibleText(t *testing.T) {
+	for in, want := range map[string]string{
+		"":                      "",
+		"plain\ttext\nnext ✓\n": "plain\ttext\nnext ✓\n",
+		"\x1b[31mred\r\n":       `\x1b[31mred\r` + "\n",
+		"\x00\x7f\u0085\ufeff":  `\x00\x7f\u0085\ufeff`,
+		"bad \xc3 utf-8 \ufffd": `bad \xc3 utf-8 ` + "\ufffd",
+	} {
+		if got := visibleText(in); got != want {
+			t.Errorf("visibleText(%q) = %q; want %q", in, got, want)
+		}
 	}
 }
