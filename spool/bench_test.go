@@ -3,6 +3,7 @@ package spool
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 // BenchmarkMove measures one Move between daemon-owned states with every
@@ -100,5 +101,38 @@ func BenchmarkParse(b *testing.B) {
 		if _, err := Parse("job.yaml", data); err != nil {
 			b.Fatal(err)
 		}
+	}
+}
+
+// BenchmarkMarshal encodes a running job as a daemon's Move does: "plain"
+// has no control character in any string (the common case), "newline" has
+// one in its reason, which takes the path that checks the output reads
+// back.
+func BenchmarkMarshal(b *testing.B) {
+	j, err := Parse("job.yaml", []byte(validJob))
+	if err != nil {
+		b.Fatal(err)
+	}
+	uid, at := 1001, time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	j.JID, j.User, j.UID, j.SubmittedAt = "J000000000042", "alice", &uid, at
+	for _, st := range []State{Submitted, Queued, Scheduling, Runnable, Running} {
+		j.History = append(j.History, Event{State: st, At: at})
+	}
+	j.Schedule = &Schedule{Hosts: []string{"a/cpu0", "a/cpu1"}, PredictedSeconds: 120, DecidedAt: at, Policy: "ga-xms"}
+	j.Run = &RunInfo{StartedAt: at, PID: 4242, PGID: 4242, Attempts: 1, Host: "a/cpu0"}
+	newline := j.Clone()
+	newline.Reason = "launch failed:\nexec: no such file"
+	for _, c := range []struct {
+		name string
+		j    *Job
+	}{{"plain", j}, {"newline", newline}} {
+		b.Run(c.name, func(b *testing.B) {
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := c.j.Marshal(); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }

@@ -251,12 +251,16 @@ func (j *Job) Marshal() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("spool: marshal job %s: %w", j.JID, err)
 	}
-	if yaml.Unmarshal(b, new(yaml.Node)) == nil {
-		return b, nil
-	}
 	// yaml.v3 writes some strings with control characters (a line break and
 	// a tab: "\t}\n", found by FuzzParse) as literal blocks it cannot read
-	// back. Write those double-quoted: their escapes always read back.
+	// back. It picks the literal style only for a string with a line break
+	// ("\n"), and writes the rest plain or quoted as it can read them, so
+	// only a job with a control character somewhere pays for parsing its
+	// YAML back; those that do not read back are written double-quoted:
+	// their escapes always read back.
+	if !anyString(reflect.ValueOf(j), hasControl) || yaml.Unmarshal(b, new(yaml.Node)) == nil {
+		return b, nil
+	}
 	b, err = marshalQuoted(j)
 	if err != nil {
 		return nil, fmt.Errorf("spool: marshal job %s: %w", j.JID, err)
@@ -278,7 +282,7 @@ func marshalQuoted(v any) ([]byte, error) {
 	prefix := fmt.Sprintf("msched-quoted-%x-", nonce)
 	var saved []string
 	safe := replaceStrings(reflect.ValueOf(v), func(s string) string {
-		if strings.IndexFunc(s, unicode.IsControl) < 0 {
+		if !hasControl(s) {
 			return s
 		}
 		saved = append(saved, s)
@@ -301,6 +305,42 @@ func marshalQuoted(v any) ([]byte, error) {
 	}
 	restore(&n)
 	return yaml.Marshal(&n)
+}
+
+// hasControl reports whether s holds a control character (unicode.IsControl:
+// C0, DEL and C1, line breaks and tabs included).
+func hasControl(s string) bool { return strings.IndexFunc(s, unicode.IsControl) >= 0 }
+
+// anyString reports whether f holds for some string of v (map keys
+// included) that yaml.v3 would write: those of exported fields only, as in
+// replaceStrings.
+func anyString(v reflect.Value, f func(string) bool) bool {
+	switch v.Kind() {
+	case reflect.String:
+		return f(v.String())
+	case reflect.Pointer, reflect.Interface:
+		return !v.IsNil() && anyString(v.Elem(), f)
+	case reflect.Struct:
+		t := v.Type()
+		for i := range v.NumField() {
+			if t.Field(i).IsExported() && anyString(v.Field(i), f) {
+				return true
+			}
+		}
+	case reflect.Slice, reflect.Array:
+		for i := range v.Len() {
+			if anyString(v.Index(i), f) {
+				return true
+			}
+		}
+	case reflect.Map:
+		for it := v.MapRange(); it.Next(); {
+			if anyString(it.Key(), f) || anyString(it.Value(), f) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // replaceStrings returns a deep copy of v with every string (map keys
