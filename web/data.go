@@ -25,8 +25,10 @@ import (
 // not import; a test checks they agree. The accounting log is acct.JSONL.
 const schedStatsFile = "evaluator.json"
 
-// readSchedule reads db/schedule.json; a missing file is no schedule yet.
-func readSchedule(sp *spool.Spool) (*spool.PublishedSchedule, error) {
+// ReadSchedule reads the schedule sched last published (db/schedule.json,
+// spool.ScheduleFile); nil, and no error, before its first decision. The
+// command line reads it with this too.
+func ReadSchedule(sp *spool.Spool) (*spool.PublishedSchedule, error) {
 	b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), spool.ScheduleFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil

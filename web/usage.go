@@ -395,7 +395,7 @@ func (h *handler) usageAlone(span string) Usage {
 	for _, err := range es {
 		errs = append(errs, h.shown(err))
 	}
-	sched, err := readSchedule(h.cfg.Spool)
+	sched, err := ReadSchedule(h.cfg.Spool)
 	if err != nil {
 		errs = append(errs, h.shown(err))
 	}

@@ -1,13 +1,9 @@
 package main
 
 import (
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -114,22 +110,6 @@ func clock(t time.Time) string {
 		return ""
 	}
 	return t.UTC().Format("2006-01-02 15:04:05") + " UTC"
-}
-
-// readPublished reads the schedule sched last published (db/schedule.json);
-// nil before its first decision.
-func readPublished(sp *spool.Spool) (*spool.PublishedSchedule, error) {
-	b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), spool.ScheduleFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
-	var s spool.PublishedSchedule
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("%s: %w", spool.ScheduleFile, err)
-	}
-	return &s, nil
 }
 
 // waitInfo is what explains the waits of jobs: the published schedule and

@@ -135,7 +135,7 @@ func spoolWaitInfo(sp *spool.Spool, now time.Time) (waitInfo, []spool.Health, er
 	if err != nil {
 		return waitInfo{}, nil, err
 	}
-	plan, err := readPublished(sp)
+	plan, err := web.ReadSchedule(sp)
 	if err != nil {
 		return waitInfo{}, nil, err
 	}

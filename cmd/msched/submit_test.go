@@ -18,6 +18,7 @@ import (
 	"github.com/spf13/viper"
 
 	"msched/spool"
+	"msched/web"
 )
 
 // newSubmitSpool makes a spool and moves into a fresh directory for the
@@ -568,7 +569,7 @@ func TestSubmit_DependencyWaits(t *testing.T) {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		p, _ := readPublished(sp)
+		p, _ := web.ReadSchedule(sp)
 		_, j, err := sp.Find("J000002")
 		if err == nil && p.HeldReason(j) == "waiting for J000001" {
 			break
