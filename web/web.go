@@ -10,12 +10,13 @@ import (
 	"fmt"
 	"html/template"
 	"log/slog"
+	"math"
 	"net/http"
 	"strings"
 	"sync"
 	"time"
 
-	"msched/learn"
+	"msched/notify"
 	"msched/spool"
 )
 
@@ -416,17 +417,25 @@ func optSecs(p *float64) string {
 	return dur(*p)
 }
 
-// errPct is a prediction's error: as a percentage of the actual run time,
-// or in seconds for a job that ran less than learn.PercentFloor.
+// errPct is a prediction's error (notify.PredictionError, as the job's
+// report gives it): as a percentage of the actual run time, or in seconds
+// for a job that ran less than learn.PercentFloor; "" without both times.
 func errPct(pred, act *float64) string {
-	switch {
-	case pred == nil || act == nil || *act < 0:
+	if pred == nil || act == nil || *act < 0 {
 		return ""
-	case *act < learn.PercentFloor.Seconds():
-		// A percentage of a sub-second run means nothing (+886627.6 %).
-		return fmt.Sprintf("%+.1f s", *pred-*act)
 	}
-	return fmt.Sprintf("%+.1f%% of actual", 100*(*pred-*act) / *act)
+	s := notify.PredictionError(duration(*pred), duration(*act))
+	if strings.HasSuffix(s, "%") {
+		s += " of actual"
+	}
+	return s
+}
+
+// duration is s seconds to the nearest nanosecond: rounded, not cut, so
+// that a time kept with up to nine decimals gives back the same seconds
+// (2.05 s is 2049999999.9999998 ns as a float64).
+func duration(s float64) time.Duration {
+	return time.Duration(math.Round(s * float64(time.Second)))
 }
 
 // argv shows a command as the user would type it, quoting where needed.
