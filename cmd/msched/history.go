@@ -83,7 +83,7 @@ func writeHistory(ctx context.Context, w io.Writer, sp *spool.Spool, f jobFilter
 	var werr error
 	err := acct.ReadRecords(ctx, sp.Path(spool.DirDB), func(r acct.Record) bool {
 		v := web.ViewRecord(&r)
-		if !f.match(v, endedAs(r)) || !f.inTime(lastTime(r)) {
+		if !f.match(v, endedAs(r)) || !f.inTime(r.Latest()) {
 			return true
 		}
 		if asJSON {
@@ -119,17 +119,6 @@ func endedAs(r acct.Record) string {
 		return "completed"
 	}
 	return "failed"
-}
-
-// lastTime is the last time r knows of: when the job ended, else started,
-// else was submitted.
-func lastTime(r acct.Record) time.Time {
-	for _, t := range []time.Time{r.EndedAt, r.StartedAt} {
-		if !t.IsZero() {
-			return t
-		}
-	}
-	return r.SubmittedAt
 }
 
 // inTime reports whether t is in f's time range (a zero t is in none that
