@@ -19,9 +19,10 @@ import (
 // has left the spool), with what only the command line fills in: why a
 // waiting job waits and when the published schedule starts it (waitInfo).
 
-// waiting reports whether a job in st has not started yet.
+// waiting reports whether a job in st has not started yet: st is one of
+// pendingStates.
 func waiting(st spool.State) bool {
-	return st == spool.Submitted || st == spool.Queued || st == spool.Scheduling || st == spool.Runnable
+	return slices.Contains(pendingStates, string(st))
 }
 
 // viewInvalid is the object of a job file that cannot be read as one.
