@@ -57,13 +57,14 @@ type holdCycle struct {
 	active func() map[string]int // members of each array placed or running
 	// status is this cycle's lookups of dependencies that have not ended.
 	status map[string]JobStatus
+	// claims are init's claims, read by the first lookup that needs them
+	// and kept for the cycle's others (and its second pass, again).
+	claims *claims
 	// gone are the dependencies found in no spool directory that the
-	// accounting log is still to be read for (resolve), and last the JID
-	// counter read before the first spool lookup; absent, those this
+	// accounting log is still to be read for (resolve); absent, those this
 	// cycle's read of the log did not find (see again).
 	gone   map[string]bool
 	absent map[string]bool
-	last   int64
 	counts map[string]int // array → members placed or running (active), read when first needed
 	read   map[string]int // array → members the policy reads this cycle
 	deps   map[string][]string
@@ -83,8 +84,8 @@ func (h *holds) cycle(ctx context.Context, now time.Time, sp *spool.Spool, activ
 	if h.ended == nil {
 		h.ended, h.missing = map[string]Outcome{}, map[string]time.Time{}
 	}
-	return &holdCycle{ctx: ctx, now: now, sp: sp, h: h, active: active, status: map[string]JobStatus{},
-		gone: map[string]bool{}, last: -1, read: map[string]int{}, deps: map[string][]string{}, arrays: map[string]*spool.PublishedHold{}, named: map[string]bool{}}
+	return &holdCycle{ctx: ctx, now: now, sp: sp, h: h, active: active, status: map[string]JobStatus{}, claims: new(claims),
+		gone: map[string]bool{}, read: map[string]int{}, deps: map[string][]string{}, arrays: map[string]*spool.PublishedHold{}, named: map[string]bool{}}
 }
 
 // judge says whether j, a waiting job, is held back this cycle (hold: why)
@@ -150,15 +151,12 @@ func (c *holdCycle) dependencies(j *spool.Job) (why string, never bool) {
 		}
 	}
 	if len(unknown) > 0 {
-		st, gone, last, err := lookupSpool(c.sp, unknown)
+		st, gone, err := lookupSpool(c.sp, c.claims, unknown)
 		if err != nil {
 			if c.err == nil {
 				c.err = err
 			}
 			return "waiting for its dependencies (cannot look them up: " + err.Error() + ")", false
-		}
-		if c.last < 0 {
-			c.last = last
 		}
 		for _, jid := range gone {
 			// Nowhere in the spool: missing if the log did not have it
@@ -244,7 +242,7 @@ func (c *holdCycle) resolve() bool {
 		jids = append(jids, jid)
 	}
 	out := make(map[string]JobStatus, len(jids))
-	if err := lookupLog(c.ctx, c.sp, jids, c.last, out); err != nil {
+	if err := lookupLog(c.ctx, c.sp, jids, out); err != nil {
 		if c.err == nil {
 			c.err = err
 		}
@@ -268,10 +266,10 @@ func (c *holdCycle) resolve() bool {
 // again is a cycle of holds at the same time as c, to judge the jobs anew
 // after c.resolve looked in the accounting log: the dependencies ended
 // there are in holds, and those it did not find are missing (without
-// another read of the log).
+// another read of the log, nor of the claims).
 func (c *holdCycle) again() *holdCycle {
 	n := c.h.cycle(c.ctx, c.now, c.sp, c.active)
-	n.err, n.absent = c.err, c.absent
+	n.err, n.absent, n.claims = c.err, c.absent, c.claims
 	return n
 }
 

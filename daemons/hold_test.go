@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -271,5 +272,102 @@ func TestHolds_OneLogReadPerCycle(t *testing.T) {
 		if want := "dependency " + bogus[i] + ": no such job (not in the spool, nor in its accounting log)"; rejected[j.JID] != want {
 			t.Errorf("%s rejected for %q, want %q", j.JID, rejected[j.JID], want)
 		}
+	}
+}
+
+// A cycle reads init's claims once, when a lookup first needs them, and
+// keeps them as a set for every other job it judges and for its second
+// pass: a dependency claimed (an array's members included) waits, one in
+// no directory is looked for in the log. A cycle that looks nothing up
+// reads no claims.
+func TestHolds_OneClaimsReadPerCycle(t *testing.T) {
+	sp := newTestSpool(t)
+	name, err := sp.Submit("sweep.yaml", []byte("name: sweep\ncommand: [\"true\"]\narray: 1-50\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := sp.As(spool.Init).Claim(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sp.As(spool.Init).ReserveArray(c, 50); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Members) != 50 {
+		t.Fatalf("claimed %d members, want 50", len(c.Members))
+	}
+	bogus, err := sp.NextJID() // given, and never a job
+	if err != nil {
+		t.Fatal(err)
+	}
+	var jobs []*spool.Job
+	add := func(after ...string) *spool.Job {
+		j := &spool.Job{Name: "dep", Command: []string{"true"}, Walltime: spool.Duration(time.Minute), After: after}
+		r, err := sp.Read(spool.Queued, putJob(t, sp, spool.Queued, j))
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs = append(jobs, r)
+		return r
+	}
+	for _, m := range c.Members[:10] {
+		add(m)
+	}
+	add(bogus)
+	add(c.Members[49], bogus)
+	free := add()
+
+	reads := 0
+	defer func(f func(*spool.Spool) ([]string, error)) { claimedJIDs = f }(claimedJIDs)
+	orig := claimedJIDs
+	claimedJIDs = func(sp *spool.Spool) ([]string, error) {
+		reads++
+		return orig(sp)
+	}
+	var h holds
+	none := func() map[string]int { return nil }
+	hc := h.cycle(context.Background(), time.Now(), sp, none)
+	if why, rej := hc.judge(free); why != "" || rej || reads != 0 {
+		t.Fatalf("a job without dependencies: %q %v, %d reads of the claims, want none", why, rej, reads)
+	}
+	for _, j := range jobs {
+		hc.judge(j)
+	}
+	if !hc.resolve() {
+		t.Fatal("the dependency in no directory was not looked for in the log")
+	}
+	hc = hc.again()
+	for i, j := range jobs[:len(jobs)-1] {
+		why, rej := hc.judge(j)
+		if want := "waiting for " + j.After[0]; rej || why != want && i < 10 {
+			t.Errorf("%s: %q %v, want %q", j.JID, why, rej, want)
+		}
+	}
+	if hc.err != nil {
+		t.Fatal(hc.err)
+	}
+	if reads != 1 {
+		t.Fatalf("%d reads of the claims in a cycle, want 1", reads)
+	}
+	if s := hc.status[c.Members[49]]; s.State != spool.Submitted {
+		t.Errorf("claimed member %s: %+v, want submitted", c.Members[49], s)
+	}
+	if s := hc.status[bogus]; !s.Missing {
+		t.Errorf("%s, never a job: %+v, want missing", bogus, s)
+	}
+
+	// LookupJobs reads them once a call too.
+	reads = 0
+	st, err := LookupJobs(context.Background(), sp, []string{c.Members[0], c.Members[1], bogus, jobs[0].JID})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if reads != 1 {
+		t.Errorf("LookupJobs read the claims %d times, want 1", reads)
+	}
+	want := map[string]JobStatus{c.Members[0]: {State: spool.Submitted}, c.Members[1]: {State: spool.Submitted},
+		bogus: {Missing: true}, jobs[0].JID: {State: spool.Queued}}
+	if !reflect.DeepEqual(st, want) {
+		t.Errorf("LookupJobs: %+v, want %+v", st, want)
 	}
 }

@@ -3,7 +3,6 @@ package daemons
 import (
 	"context"
 	"fmt"
-	"slices"
 
 	"golang.org/x/sys/unix"
 
@@ -94,50 +93,78 @@ type JobStatus struct {
 	// Ended: it is in finished/ or rejected/, or reaped; Outcome says how.
 	Ended   bool
 	Outcome Outcome
-	// Missing: no such job anywhere, though its JID has been given (a JID
-	// burned by a failed claim, or a job whose record retention has
-	// dropped). A JID not given yet is Missing too, with Future.
-	Missing, Future bool
+	// Missing: no such job anywhere: a JID burned by a failed claim, a job
+	// whose record retention has dropped, or a JID not given yet.
+	Missing bool
 }
 
 // LookupJobs says where each of jids is and, for those that ended, how.
 // It looks where a job passes, in its order, so that a job moving on
-// while it looks is found: the JID counter, then init's claims, then the
-// state directories (StateOf; a job in finished/ or rejected/ is read),
-// then, for the rest, the accounting log and its rotated generations
-// (ReadRecords), which the reaper appends to before it removes a job. A
-// JID found nowhere is Missing; one above the counter read first is also
-// Future. jids must be canonical (spool.ParseJID).
+// while it looks is found: init's claims, then the state directories
+// (StateOf; a job in finished/ or rejected/ is read), then, for the rest,
+// the accounting log and its rotated generations (ReadRecords), which the
+// reaper appends to before it removes a job. A JID found nowhere is
+// Missing. jids must be canonical (spool.ParseJID).
 func LookupJobs(ctx context.Context, sp *spool.Spool, jids []string) (map[string]JobStatus, error) {
-	out, gone, last, err := lookupSpool(sp, jids)
+	out, gone, err := lookupSpool(sp, new(claims), jids)
 	if err != nil {
 		return nil, err
 	}
 	if len(gone) > 0 {
-		if err := lookupLog(ctx, sp, gone, last, out); err != nil {
+		if err := lookupLog(ctx, sp, gone, out); err != nil {
 			return nil, err
 		}
 	}
 	return out, nil
 }
 
-// lookupSpool is LookupJobs' look in the spool: the JID counter (last),
-// init's claims, then the state directories. It returns the status of
-// each of jids found there, and the others (gone), for lookupLog.
-func lookupSpool(sp *spool.Spool, jids []string) (out map[string]JobStatus, gone []string, last int64, err error) {
+// claimedJIDs is spool.ClaimedJIDs, which tests count.
+var claimedJIDs = (*spool.Spool).ClaimedJIDs
+
+// claims are init's claims in tmp/ (spool.ClaimedJIDs, array members
+// included) as a set, read the first time a lookup asks and then kept.
+// They are read before the state directories are looked in, so a job that
+// leaves its claim for queued/ meanwhile is found in one or the other.
+// LookupJobs reads them once a call, sched once a cycle (holdCycle),
+// however many jobs it looks up.
+type claims struct {
+	read bool
+	set  map[string]bool
+	err  error
+}
+
+// has reports whether jid is claimed, reading the claims if they have not
+// been read (a failed read fails every later ask too).
+func (c *claims) has(sp *spool.Spool, jid string) (bool, error) {
+	if !c.read {
+		c.read = true
+		jids, err := claimedJIDs(sp)
+		if err != nil {
+			c.err = err
+		} else {
+			c.set = make(map[string]bool, len(jids))
+			for _, j := range jids {
+				c.set[j] = true
+			}
+		}
+	}
+	return c.set[jid], c.err
+}
+
+// lookupSpool is LookupJobs' look in the spool: init's claims (read
+// through cl), then the state directories. It returns the status of each
+// of jids found there, and the others (gone), for lookupLog.
+func lookupSpool(sp *spool.Spool, cl *claims, jids []string) (out map[string]JobStatus, gone []string, err error) {
 	out = make(map[string]JobStatus, len(jids))
-	if last, err = sp.LastJID(); err != nil {
-		return nil, nil, 0, err
-	}
-	claimed, err := sp.ClaimedJIDs()
-	if err != nil {
-		return nil, nil, 0, err
-	}
 	for _, jid := range jids {
 		if _, done := out[jid]; done {
 			continue
 		}
-		if slices.Contains(claimed, jid) {
+		claimed, err := cl.has(sp, jid)
+		if err != nil {
+			return nil, nil, err
+		}
+		if claimed {
 			out[jid] = JobStatus{State: spool.Submitted}
 			continue
 		}
@@ -157,7 +184,7 @@ func lookupSpool(sp *spool.Spool, jids []string) (out map[string]JobStatus, gone
 		}
 		out[jid] = JobStatus{State: st, Ended: true, Outcome: OutcomeOf(NewRecord(j))}
 	}
-	return out, gone, last, nil
+	return out, gone, nil
 }
 
 // readRecords is acct.ReadRecords, which tests count.
@@ -165,9 +192,8 @@ var readRecords = acct.ReadRecords
 
 // lookupLog is LookupJobs' look in the accounting log and its rotated
 // generations, in one read, for gone, which lookupSpool found in no
-// directory after reading the counter last: each is added to out, ended
-// with its outcome, or Missing (and Future when above last).
-func lookupLog(ctx context.Context, sp *spool.Spool, gone []string, last int64, out map[string]JobStatus) error {
+// directory: each is added to out, ended with its outcome, or Missing.
+func lookupLog(ctx context.Context, sp *spool.Spool, gone []string, out map[string]JobStatus) error {
 	want := map[string]bool{}
 	for _, jid := range gone {
 		want[jid] = true
@@ -183,8 +209,7 @@ func lookupLog(ctx context.Context, sp *spool.Spool, gone []string, last int64, 
 		return err
 	}
 	for jid := range want {
-		n, _ := spool.JIDNumber(jid)
-		out[jid] = JobStatus{Missing: true, Future: n > last}
+		out[jid] = JobStatus{Missing: true}
 	}
 	return nil
 }
