@@ -131,7 +131,7 @@ const recentPerPage = 25
 func recentFilter(q url.Values) (RecentFilter, error) {
 	f := RecentFilter{User: strings.TrimSpace(q.Get("user")), State: q.Get("state"), Name: strings.TrimSpace(q.Get("name")),
 		Q: strings.TrimSpace(q.Get("q")), Page: 1}
-	if f.State != "" && !strings.Contains(" "+strings.Join(recentStates, " ")+" ", " "+f.State+" ") {
+	if f.State != "" && !slices.Contains(recentStates, f.State) {
 		return f, fmt.Errorf("unknown state %q (want one of %s)", f.State, strings.Join(recentStates, ", "))
 	}
 	if p := q.Get("page"); p != "" {

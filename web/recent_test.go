@@ -137,8 +137,10 @@ func TestRecent_PageAndAPI(t *testing.T) {
 	if l.Filter.Page != 2 || len(l.Jobs) == 0 || l.Jobs[0].User != "alice" {
 		t.Errorf("/api/recent page 2: %+v", l)
 	}
-	if w := get(t, h, "/recent?state=nope"); w.Code != http.StatusBadRequest {
-		t.Errorf("unknown state: %d", w.Code)
+	for _, state := range []string{"nope", "ok+failed", "exited+rejected"} {
+		if w := get(t, h, "/recent?state="+state); w.Code != http.StatusBadRequest {
+			t.Errorf("unknown state %q: %d", state, w.Code)
+		}
 	}
 	ov := get(t, h, "/").Body.String()
 	if i := strings.Index(ov, `id="recent"`); i < 0 || strings.Count(ov[i:], `<tr data-jid=`) != recentOverview {
