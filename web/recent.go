@@ -2,6 +2,7 @@ package web
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -348,16 +349,9 @@ func sortNewest(vs []JobView) {
 		}
 		return v.SubmittedAt
 	}
-	for i := 1; i < len(vs); i++ {
-		for j := i; j > 0; j-- {
-			a, b := at(vs[j]), at(vs[j-1])
-			if a.After(b) || (a.Equal(b) && vs[j].JID > vs[j-1].JID) {
-				vs[j], vs[j-1] = vs[j-1], vs[j]
-			} else {
-				break
-			}
-		}
-	}
+	slices.SortStableFunc(vs, func(a, b JobView) int {
+		return cmp.Or(at(b).Compare(at(a)), strings.Compare(b.JID, a.JID))
+	})
 }
 
 // RecentPage is the data of /recent.
