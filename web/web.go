@@ -95,8 +95,6 @@ func parsePages() map[string]*template.Template {
 			return recentRows{base, now, l.Jobs, l.Filter}
 		},
 		"usagebox": func(base string, u *Usage, keep bool) usageBox { return usageBox{base, u, keep} },
-		"query":    func(f RecentFilter, page int) string { return f.Query(page) },
-		"dursp":    func(p *float64) string { return optSecs(p) },
 		"pctp":     func(f float64) string { return fmt.Sprintf("%.0f%%", 100*f) },
 		"since":    since,
 		"modelkey": modelKey,
