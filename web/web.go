@@ -281,8 +281,7 @@ func (h *handler) renderCode(w http.ResponseWriter, r *http.Request, code int, n
 	// The live part is fetched with the page's own query (a state, the
 	// recent list's filter and page), re-encoded.
 	q := r.URL.Query()
-	q.Del("fragment")
-	q.Set("fragment", "1")
+	q.Set("fragment", "1") // replaces any fragment= the request had
 	p.RefreshAt = h.cfg.Base + r.URL.Path + "?" + q.Encode()
 	if sess, ok := h.session(r); ok {
 		p.Authed, p.CSRF = true, h.csrfToken(sess)
