@@ -80,10 +80,9 @@ func (m *ModelAccuracy) text() string {
 	switch {
 	case m == nil || m.Jobs == 0:
 		return ""
-	case m.PctJobs+m.ShortJobs != m.Jobs:
-		// Counted without Observe: every job in the percentage.
-		return fmt.Sprintf("mean absolute error %.1f%% over the model's %d earlier jobs", m.MeanAbsErrorPct, m.Jobs)
-	case m.ShortJobs == 0:
+	case m.ShortJobs == 0 || m.PctJobs+m.ShortJobs != m.Jobs:
+		// No short job, or counted without Observe: every job is in the
+		// percentage.
 		return fmt.Sprintf("mean absolute error %.1f%% over the model's %d earlier jobs", m.MeanAbsErrorPct, m.Jobs)
 	case m.PctJobs == 0:
 		return fmt.Sprintf("mean absolute error %s over the model's %d earlier jobs (all shorter than %v)",
