@@ -121,9 +121,7 @@ func cancelJobs(out, errOut io.Writer, sp *spool.Spool, jids []string, f jobFilt
 		case !t.found:
 			fail(codef(exitNotFound, "%s: no such job in the spool (`msched history` lists the jobs that have left it)", t.jid))
 			continue
-		case len(jids) > 0 && f.any() && !f.match(web.ViewJob(t.st, t.job)):
-			continue
-		case len(jids) == 0 && !f.match(web.ViewJob(t.st, t.job)):
+		case !f.match(web.ViewJob(t.st, t.job)): // without filters every job matches
 			continue
 		case t.st == spool.Finished || t.st == spool.Rejected:
 			refused++
