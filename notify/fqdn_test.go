@@ -36,6 +36,9 @@ func (f fakeResolver) LookupAddr(_ context.Context, a string) ([]string, error) 
 	return nil, errNotFound
 }
 
+// fqdn is tested with a fake resolver only: FQDN asks the machine's, whose
+// answers a test cannot know (and FQDN is never empty: its fallback is
+// the host name, else "localhost").
 func TestFQDN(t *testing.T) {
 	for _, c := range []struct {
 		name, host string
@@ -60,9 +63,6 @@ func TestFQDN(t *testing.T) {
 		if got := fqdn(context.Background(), c.host, c.r); got != c.want {
 			t.Errorf("%s: fqdn(%q) = %q, want %q", c.name, c.host, got, c.want)
 		}
-	}
-	if h := FQDN(); h == "" {
-		t.Error("FQDN() is empty")
 	}
 }
 
