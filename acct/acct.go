@@ -3,7 +3,8 @@
 // as SWF (the Parallel Workloads Archive's format, for the simulator). The
 // reaper writes it (daemons); the command line (status, history), the web
 // page and the chaos checks read it, through Record, ParseRecordLine,
-// ReadRecords, ReadLine, ScanBack and FindRecord here.
+// Mentions, ReadRecords, ReadRecordsOf, ReadLine, ScanBack and FindRecord
+// here.
 package acct
 
 import (
@@ -91,6 +92,24 @@ func ParseRecordLine(line []byte) (r Record, ok bool) {
 	return Record{}, false
 }
 
+// Mentions reports whether line names one of jids as a record's "jid" (a
+// line glued from a torn record and a whole one names two): the cheap test
+// that spares a reader looking for a few jobs decoding the others' lines
+// (ParseRecordLine). A record is written as compact JSON, its "jid" first.
+func Mentions(line []byte, jids map[string]bool) bool {
+	key := []byte(`"jid":"`)
+	for {
+		i := bytes.Index(line, key)
+		if i < 0 {
+			return false
+		}
+		line = line[i+len(key):]
+		if j := bytes.IndexByte(line, '"'); j > 0 && jids[string(line[:j])] {
+			return true
+		}
+	}
+}
+
 // ReadRecords calls fn with every record of the accounting log in db (a
 // spool's db/), oldest first: the rotated generations that are there
 // (accounting.jsonl.N … .1, see retention.go), then the live log; it stops
@@ -100,6 +119,23 @@ func ParseRecordLine(line []byte) (r Record, ok bool) {
 // A rotation while it reads may make it miss the records of the last
 // moments before it; read again for those.
 func ReadRecords(ctx context.Context, db string, fn func(Record) bool) error {
+	return readRecords(ctx, db, nil, fn)
+}
+
+// ReadRecordsOf is ReadRecords for the records of jids alone: only the
+// lines that mention one of them (Mentions) are decoded.
+func ReadRecordsOf(ctx context.Context, db string, jids []string, fn func(Record) bool) error {
+	want := make(map[string]bool, len(jids))
+	for _, jid := range jids {
+		want[jid] = true
+	}
+	return readRecords(ctx, db, func(line []byte) bool { return Mentions(line, want) },
+		func(r Record) bool { return !want[r.JID] || fn(r) })
+}
+
+// readRecords is ReadRecords, decoding only the lines that keep accepts
+// (nil: all of them).
+func readRecords(ctx context.Context, db string, keep func(line []byte) bool, fn func(Record) bool) error {
 	path := filepath.Join(db, JSONL)
 	gens := 0
 	for gens < maxGenerations && fileExists(path+"."+strconv.Itoa(gens+1)) {
@@ -112,7 +148,7 @@ func ReadRecords(ctx context.Context, db string, fn func(Record) bool) error {
 	files = append(files, path)
 	seen := map[string]bool{}
 	for _, file := range files {
-		more, err := readRecordFile(ctx, file, func(r Record) bool {
+		more, err := readRecordFile(ctx, file, keep, func(r Record) bool {
 			if seen[r.JID] {
 				return true
 			}
@@ -136,8 +172,9 @@ func fileExists(path string) bool {
 }
 
 // readRecordFile calls fn with each record of one log file (none if it is
-// missing); more is false when fn stopped it.
-func readRecordFile(ctx context.Context, path string, fn func(Record) bool) (more bool, err error) {
+// missing) on a line that keep accepts (nil: every line); more is false
+// when fn stopped it.
+func readRecordFile(ctx context.Context, path string, keep func(line []byte) bool, fn func(Record) bool) (more bool, err error) {
 	f, err := os.Open(path)
 	if errors.Is(err, os.ErrNotExist) {
 		return true, nil
@@ -151,8 +188,10 @@ func readRecordFile(ctx context.Context, path string, fn func(Record) bool) (mor
 			return false, ctx.Err()
 		}
 		line, err := ReadLine(r)
-		if rec, ok := ParseRecordLine(line); ok && !fn(rec) {
-			return false, nil
+		if keep == nil || keep(line) {
+			if rec, ok := ParseRecordLine(line); ok && !fn(rec) {
+				return false, nil
+			}
 		}
 		if err == io.EOF {
 			return true, nil

@@ -2,7 +2,6 @@ package daemons
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -58,7 +57,7 @@ func jidsInLog(ctx context.Context, path string, jids []string) (map[string]bool
 			return nil, ctx.Err()
 		}
 		line, err := acct.ReadLine(r)
-		if mentions(line, want) {
+		if acct.Mentions(line, want) {
 			// A whole record (ParseRecordLine, as the reaper reads the
 			// log), not a line torn by a crash in an append: its job file
 			// was not removed then, so it is in a state.
@@ -70,22 +69,6 @@ func jidsInLog(ctx context.Context, path string, jids []string) (map[string]bool
 			return found, nil
 		} else if err != nil {
 			return nil, fmt.Errorf("daemons: accounting: %w", err)
-		}
-	}
-}
-
-// mentions reports whether line names one of the JIDs in want as a "jid"
-// (a line glued from a torn record and a whole one names two).
-func mentions(line []byte, want map[string]bool) bool {
-	key := []byte(`"jid":"`)
-	for {
-		i := bytes.Index(line, key)
-		if i < 0 {
-			return false
-		}
-		line = line[i+len(key):]
-		if j := bytes.IndexByte(line, '"'); j > 0 && want[string(line[:j])] {
-			return true
 		}
 	}
 }

@@ -215,11 +215,11 @@ func TestHolds_OneLogReadPerCycle(t *testing.T) {
 	afterReaped := add(func(j *spool.Job) { j.AfterOK = []string{reaped} })
 
 	reads := 0
-	defer func(f func(context.Context, string, func(acct.Record) bool) error) { readRecords = f }(readRecords)
+	defer func(f func(context.Context, string, []string, func(acct.Record) bool) error) { readRecords = f }(readRecords)
 	orig := readRecords
-	readRecords = func(ctx context.Context, dir string, fn func(acct.Record) bool) error {
+	readRecords = func(ctx context.Context, dir string, jids []string, fn func(acct.Record) bool) error {
 		reads++
-		return orig(ctx, dir, fn)
+		return orig(ctx, dir, jids, fn)
 	}
 	var h holds
 	none := func() map[string]int { return nil }

@@ -187,18 +187,19 @@ func lookupSpool(sp *spool.Spool, cl *claims, jids []string) (out map[string]Job
 	return out, gone, nil
 }
 
-// readRecords is acct.ReadRecords, which tests count.
-var readRecords = acct.ReadRecords
+// readRecords is acct.ReadRecordsOf, which tests count.
+var readRecords = acct.ReadRecordsOf
 
 // lookupLog is LookupJobs' look in the accounting log and its rotated
 // generations, in one read, for gone, which lookupSpool found in no
 // directory: each is added to out, ended with its outcome, or Missing.
+// Only the lines that mention one of gone are decoded (ReadRecordsOf).
 func lookupLog(ctx context.Context, sp *spool.Spool, gone []string, out map[string]JobStatus) error {
 	want := map[string]bool{}
 	for _, jid := range gone {
 		want[jid] = true
 	}
-	err := readRecords(ctx, sp.Path(spool.DirDB), func(r acct.Record) bool {
+	err := readRecords(ctx, sp.Path(spool.DirDB), gone, func(r acct.Record) bool {
 		if want[r.JID] {
 			out[r.JID] = JobStatus{Ended: true, Outcome: OutcomeOf(r)}
 			delete(want, r.JID)
