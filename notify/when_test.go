@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -151,6 +152,22 @@ func TestMailer_NoDomainAndDefaultSender(t *testing.T) {
 	}
 }
 
+// countingMailer is a Mailer that counts the begin reports it has taken
+// (Notify returned): the sign that a reaper has read the job in running/
+// and that the Mailer has queued the report, or not.
+type countingMailer struct {
+	*notify.Mailer
+	begins atomic.Int32
+}
+
+func (m *countingMailer) Notify(ctx context.Context, r notify.Report) error {
+	err := m.Mailer.Notify(ctx, r)
+	if r.Kind == notify.KindBegin {
+		m.begins.Add(1)
+	}
+	return err
+}
+
 // The reaper, with the Mailer on a real SMTP server: a job of alice's
 // (mail.domain example.org) that asks for mail: [begin, end] gets the
 // begin notice while it runs and, once it has ended, its report; a
@@ -183,14 +200,15 @@ func TestReaper_BeginAndEndMailThroughSMTP(t *testing.T) {
 	write(spool.Running)
 	cfg := configFor(s)
 	cfg.Domain = "example.org"
-	reaper := func() (stop func()) {
-		m, _ := openMailer(t, cfg, sp.Path(spool.DirDB))
+	reaper := func() (m *countingMailer, stop func()) {
+		mailer, _ := openMailer(t, cfg, sp.Path(spool.DirDB))
+		m = &countingMailer{Mailer: mailer}
 		ctx, cancel := context.WithCancel(context.Background())
 		done := make(chan error, 1)
 		go func() {
 			done <- (&daemons.Reaper{Env: daemons.Env{Spool: sp, Log: testLog(t), Rescan: 20 * time.Millisecond}, Notifier: m}).Run(ctx)
 		}()
-		return func() {
+		return m, func() {
 			cancel()
 			if err := <-done; err != nil {
 				t.Error(err)
@@ -198,11 +216,11 @@ func TestReaper_BeginAndEndMailThroughSMTP(t *testing.T) {
 			_ = m.Close()
 		}
 	}
-	stop := reaper()
+	_, stop := reaper()
 	eventually(t, "the begin notice", func() bool { return len(s.messages()) == 1 })
 	stop()
-	stop = reaper() // sees the job running again
-	time.Sleep(100 * time.Millisecond)
+	again, stop := reaper() // sees the job running again
+	eventually(t, "the restarted reaper hands the begin report over again", func() bool { return again.begins.Load() > 0 })
 	// It ends: the run daemon moves it to finished/.
 	zero := 0
 	j.Run.EndedAt, j.Run.ExitStatus = time.Now().UTC(), &zero
