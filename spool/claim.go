@@ -349,55 +349,46 @@ func (c *Claim) stamp(j *Job) {
 	j.state, j.file = Submitted, c.file
 }
 
-// inAState reports whether a file named jid is in any daemon-owned state.
-// The directories are looked at one after the other while other daemons
-// move the job on, forwards (queued → finished) and back (running →
-// queued): a job that moves from a directory not yet looked at to one
-// already looked at is missed by one sweep. So there are two, in opposite
-// orders: a job is missed only if it moves twice, each time against the
-// sweep, within these few lstat(2)s.
+// inAState reports whether a file named jid is in any daemon-owned state,
+// exited/ included: a spool an older msched left may hold a job there
+// until the reaper's start moves it to finished/ (RecoverExited), and init
+// may start first.
 func (s *Spool) inAState(jid string) bool {
-	in := func(st State) bool {
-		_, err := os.Lstat(filepath.Join(s.Dir(st), jid))
-		return err == nil
-	}
-	// exited/ too: a spool an older msched left may hold a job there until
-	// the reaper's start moves it to finished/ (RecoverExited), and init may
-	// start first.
-	daemons := append(slices.Clone(States[1:]), legacyExited)
-	for _, st := range daemons {
-		if in(st) {
-			return true
-		}
-	}
-	for i := len(daemons) - 1; i >= 0; i-- {
-		if in(daemons[i]) {
-			return true
-		}
-	}
-	return false
+	_, ok := s.stateIn(jid, append(slices.Clone(States[1:]), legacyExited))
+	return ok
 }
 
 // StateOf says which daemon-owned state directory holds jid, looking at
-// each with lstat(2) only (no read), twice in opposite orders as inAState
-// does, so that a job moving on while it looks is not missed; false if
-// none does (the job is claimed, reaped, or no job).
+// each with lstat(2) only (no read), as stateIn does, so that a job moving
+// on while it looks is not missed; false if none does (the job is claimed,
+// reaped, or no job).
 func (s *Spool) StateOf(jid string) (State, bool) {
 	if !ValidJID(jid) {
 		return "", false
 	}
+	return s.stateIn(jid, States[1:])
+}
+
+// stateIn says which of states holds a file named jid. The directories are
+// looked at one after the other while other daemons move the job on,
+// forwards (queued → finished) and back (running → queued): a job that
+// moves from a directory not yet looked at to one already looked at is
+// missed by one sweep. So there are two, in opposite orders: a job is
+// missed only if it moves twice, each time against the sweep, within these
+// few lstat(2)s.
+func (s *Spool) stateIn(jid string, states []State) (State, bool) {
 	in := func(st State) bool {
 		_, err := os.Lstat(filepath.Join(s.Dir(st), jid))
 		return err == nil
 	}
-	for _, st := range States[1:] {
+	for _, st := range states {
 		if in(st) {
 			return st, true
 		}
 	}
-	for i := len(States) - 1; i >= 1; i-- {
-		if in(States[i]) {
-			return States[i], true
+	for i := len(states) - 1; i >= 0; i-- {
+		if in(states[i]) {
+			return states[i], true
 		}
 	}
 	return "", false

@@ -98,3 +98,47 @@ func TestRecoverClaimsWith_JobInLegacyExited(t *testing.T) {
 		t.Fatalf("%d claims to judge, done %v, err %v; want none: the job is in exited/", len(claims), done, err)
 	}
 }
+
+// StateOf names the daemon-owned state a job's file is in, whichever it
+// is; a job in exited/ is in a state for inAState (init's recovery) but in
+// none StateOf names, and a name that is no JID is in none.
+func TestSpool_StateOf(t *testing.T) {
+	s := newSpool(t)
+	jid, err := s.NextJID()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st, ok := s.StateOf(jid); ok || s.inAState(jid) {
+		t.Fatalf("a JID with no file: in %q", st)
+	}
+	old := filepath.Join(s.Root(), string(legacyExited))
+	for _, st := range append(slices.Clone(States[1:]), legacyExited) {
+		dir := s.Dir(st)
+		if st == legacyExited {
+			dir = old
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(dir, jid)
+		if err := os.WriteFile(f, nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, ok := s.StateOf(jid)
+		if want := st != legacyExited; ok != want || ok && got != st {
+			t.Errorf("in %s: StateOf says %q %v", st, got, ok)
+		}
+		if !s.inAState(jid) {
+			t.Errorf("in %s: not in a state for inAState", st)
+		}
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(s.Dir(Queued), "J12"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if st, ok := s.StateOf("J12"); ok {
+		t.Errorf("StateOf of a name that is no JID: %q", st)
+	}
+}
