@@ -88,14 +88,14 @@ func ScanBack(path string, limit int64, fn func(line []byte) bool) (complete boo
 // it. It reads the newest first, each file once and backwards from its
 // end (ScanBack), where recently reaped jobs are: the live log, then the
 // rotated generations .1, .2, … that are there (as ReadRecords finds
-// them), and decodes only the lines that name jid. A JID in two
+// them), and decodes only the lines that name jid (Mentions). A JID in two
 // generations (a rotation's copy) is given from the newer; within a file,
 // the last record of jid. A last line without its newline is an append in
 // progress (or torn, and its job still in the spool) and is not looked at.
 // As with ReadRecords, a rotation while it reads may make it miss a
 // record; read again for it.
 func FindRecord(ctx context.Context, db, jid string) (rec Record, found bool, err error) {
-	needle := []byte(`"jid":"` + jid + `"`)
+	want := map[string]bool{jid: true}
 	path := filepath.Join(db, JSONL)
 	for gen := 0; gen <= maxGenerations; gen++ {
 		file := path
@@ -110,7 +110,7 @@ func FindRecord(ctx context.Context, db, jid string) (rec Record, found bool, er
 			if n++; n%4096 == 0 && ctx.Err() != nil {
 				return false
 			}
-			if !bytes.Contains(line, needle) {
+			if !Mentions(line, want) {
 				return true
 			}
 			if r, ok := ParseRecordLine(line); ok && r.JID == jid {
