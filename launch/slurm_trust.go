@@ -92,24 +92,10 @@ func slurmEnvFile(env []string) (*os.File, error) {
 func slurmRestore(b *strings.Builder, env []string) {
 	for _, e := range env {
 		k, _, _ := strings.Cut(e, "=")
-		if shellName(k) {
+		if envName(k) {
 			fmt.Fprintf(b, "[ -n \"${%s+x}\" ] || export %s\n", k, shQuote(e))
 		}
 	}
-}
-
-// shellName reports whether k is a name sh can assign: letters, digits and
-// '_', not starting with a digit.
-func shellName(k string) bool {
-	if k == "" || k[0] >= '0' && k[0] <= '9' {
-		return false
-	}
-	for _, c := range k {
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // slurmOwner is whose a Slurm job must be for the shepherd to act on its

@@ -244,7 +244,11 @@ func checkEnvEntry(e string) error {
 	return nil
 }
 
-// envName reports whether k is a portable environment variable name.
+// envName reports whether k is a portable environment variable name, one
+// sh can assign: letters, digits and '_', not starting with a digit. It is
+// the rule spool's job files are held to (spool cannot be imported here:
+// it links os/user, and the shepherd links no cgo,
+// TestShepherdBinaryLinksNoCgo); TestEnvName_AsSpool holds the two to it.
 func envName(k string) bool {
 	if k == "" || (k[0] >= '0' && k[0] <= '9') {
 		return false

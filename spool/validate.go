@@ -319,7 +319,10 @@ func validateComponents(j *Job, doc *yaml.Node) []Problem {
 	return ps
 }
 
-// envName reports whether k is a portable environment variable name.
+// envName reports whether k is a portable environment variable name, one
+// sh can assign: launch exports a job's env through a remote shell or a
+// Slurm script, with a copy of this rule (it cannot import spool; its
+// TestEnvName_AsSpool holds the two together).
 func envName(k string) bool {
 	if k == "" || (k[0] >= '0' && k[0] <= '9') {
 		return false
