@@ -64,10 +64,8 @@ func ParseJID(s string) (string, error) {
 	if digits == "" {
 		return bad("no number")
 	}
-	for _, c := range digits {
-		if c < '0' || c > '9' {
-			return bad("want digits after the J")
-		}
+	if !digitsOnly(digits) {
+		return bad("want digits after the J")
 	}
 	digits = strings.TrimLeft(digits, "0")
 	if digits == "" {

@@ -133,6 +133,7 @@ func parseClock(s string) (time.Duration, error) {
 	return d, nil
 }
 
+// digitsOnly reports whether s is one or more ASCII digits.
 func digitsOnly(s string) bool {
 	for _, c := range s {
 		if c < '0' || c > '9' {
