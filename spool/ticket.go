@@ -225,12 +225,6 @@ func (s *Spool) FindTicket(t Ticket, after int64) (c TicketClaim, found bool, er
 	return TicketClaim{Name: t.Name, Arrived: t.Arrived, JID: first, Members: members}, true, nil
 }
 
-// Pending reports whether t is still in submitted/, not yet claimed.
-func (s *Spool) Pending(t Ticket) bool {
-	var st unix.Stat_t
-	return unix.Lstat(filepath.Join(s.Dir(Submitted), t.Name), &st) == nil && (t.ino == 0 || st.Ino == t.ino)
-}
-
 // ReadJobStream reads a job file from r (msched submit -: standard input)
 // as ReadJobFile reads one from a file: at most max bytes, refused, with
 // the bound, when longer, before more than max+1 bytes are read.
