@@ -241,13 +241,33 @@ func hasACL(f *os.File) bool {
 // privateGroup says whether gid is uid's user private group: uid's
 // primary group, named as uid's login name is.
 func privateGroup(uid, gid int) bool {
-	u, err := user.LookupId(strconv.Itoa(uid))
-	if err != nil || u.Gid != strconv.Itoa(gid) {
-		return false
+	key := [2]int{uid, gid}
+	if p, ok := privateGroups.Load(key); ok {
+		return p.(bool)
 	}
-	g, err := user.LookupGroupId(u.Gid)
-	return err == nil && g.Name == u.Username
+	u, err := user.LookupId(strconv.Itoa(uid))
+	if err != nil {
+		return false // not cached: the user may be added
+	}
+	private := false
+	if u.Gid == strconv.Itoa(gid) {
+		g, err := user.LookupGroupId(u.Gid)
+		if err != nil {
+			return false // not cached: the group may be added
+		}
+		private = g.Name == u.Username
+	}
+	privateGroups.Store(key, private)
+	return private
 }
+
+// privateGroups caches privateGroup's answers for the (uid, gid) pairs
+// whose user and group have an entry, as userNames caches UserName's: every
+// group-writable file init or a daemon reads (every file under umask 002)
+// asks, and each answer takes two lookups in /etc/passwd and /etc/group
+// (or NSS). A change to either while the daemons run is seen when they
+// restart.
+var privateGroups sync.Map // [2]int{uid, gid} → bool
 
 // groupName is the name of gid in the group database, or "gid 1234".
 func groupName(gid int) string {

@@ -4,7 +4,9 @@ import (
 	"encoding/binary"
 	"fmt"
 	"os"
+	"os/user"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -195,4 +197,55 @@ func aclGivingWrite(uid int) []byte {
 		b = binary.LittleEndian.AppendUint32(b, e.id)
 	}
 	return b
+}
+
+// privateGroup's answers are kept per (uid, gid) when the user and group
+// have entries, whichever the answer; a uid without one is asked again
+// (it may be added).
+func TestPrivateGroup_Cached(t *testing.T) {
+	uid := os.Getuid()
+	u, err := user.LookupId(strconv.Itoa(uid))
+	if err != nil {
+		t.Skipf("uid %d has no entry here: %v", uid, err)
+	}
+	gid, err := strconv.Atoi(u.Gid)
+	if err != nil {
+		t.Skipf("primary gid %q", u.Gid)
+	}
+	for _, k := range [][2]int{{uid, gid}, {uid, other}, {other, other}} {
+		privateGroups.Delete(k)
+	}
+	for _, c := range []struct {
+		uid, gid int
+		cached   bool
+	}{{uid, gid, true}, {uid, other, true}, {other, other, false}} {
+		want := privateGroup(c.uid, c.gid)
+		p, ok := privateGroups.Load([2]int{c.uid, c.gid})
+		if ok != c.cached || ok && p.(bool) != want {
+			t.Errorf("(%d, %d): answer %v, cached %v %v; want cached %v", c.uid, c.gid, want, p, ok, c.cached)
+		}
+		if again := privateGroup(c.uid, c.gid); again != want {
+			t.Errorf("(%d, %d): %v, then %v", c.uid, c.gid, want, again)
+		}
+	}
+	if privateGroup(uid, other) || privateGroup(other, other) {
+		t.Error("a group that is not the user's primary one, or a user without an entry, taken for a private group")
+	}
+}
+
+// BenchmarkPrivateGroup is the check a group-writable file costs: two
+// lookups in the user and group databases, or the cached answer.
+func BenchmarkPrivateGroup(b *testing.B) {
+	uid, gid := os.Getuid(), os.Getgid()
+	b.Run("lookup", func(b *testing.B) {
+		for b.Loop() {
+			privateGroups.Delete([2]int{uid, gid})
+			privateGroup(uid, gid)
+		}
+	})
+	b.Run("cached", func(b *testing.B) {
+		for b.Loop() {
+			privateGroup(uid, gid)
+		}
+	})
 }
