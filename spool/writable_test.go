@@ -128,8 +128,8 @@ func TestUntrusted_ChmodHint(t *testing.T) {
 	}
 }
 
-// What msched writes into submitted/ and control/ (Submit, SubmitAs: the
-// web page's resubmission, RequestCancel) passes, whatever the umask.
+// What msched writes into submitted/ and control/ (Submit,
+// RequestCancel) passes, whatever the umask.
 func TestUntrusted_OwnWritersPass(t *testing.T) {
 	old := syscall.Umask(0)
 	defer syscall.Umask(old)
@@ -137,24 +137,31 @@ func TestUntrusted_OwnWritersPass(t *testing.T) {
 	if _, j := submitAndClaim(t, s, "job.yaml", validJob); *j.UID != os.Geteuid() {
 		t.Errorf("Submit's file: uid %d", *j.UID)
 	}
-	if os.Geteuid() == 0 {
-		ticket, err := s.SubmitAs("resubmit.yaml", []byte(validJob), other)
-		if err != nil {
-			t.Fatal(err)
-		}
-		c, err := s.Claim(ticket)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if j, err := c.Job(); err != nil || *j.UID != other {
-			t.Errorf("SubmitAs's file: %v", err)
-		}
-	}
 	if err := s.RequestCancel("J000001"); err != nil {
 		t.Fatal(err)
 	}
 	if cs, err := s.Controls(); err != nil || len(cs) != 1 || cs[0].Junk != "" {
 		t.Errorf("RequestCancel's file: %+v, %v", cs, err)
+	}
+}
+
+// SubmitAs's file (the web page's resubmission, as root, of another
+// user's job) passes too, whatever the umask, and is that user's.
+func TestUntrusted_SubmitAsPasses(t *testing.T) {
+	needRoot(t)
+	old := syscall.Umask(0)
+	defer syscall.Umask(old)
+	s := newSpool(t)
+	ticket, err := s.SubmitAs("resubmit.yaml", []byte(validJob), other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := s.Claim(ticket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if j, err := c.Job(); err != nil || *j.UID != other {
+		t.Errorf("SubmitAs's file: %v", err)
 	}
 }
 
