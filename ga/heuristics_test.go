@@ -1,6 +1,7 @@
 package ga
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"math/rand"
@@ -208,10 +209,153 @@ func TestSufferage_HandChecked(t *testing.T) {
 	blCheck(t, p, c, []int{1, 2, 0}, [][]int{{0}, {0}, {1}}, 9)
 }
 
+func TestDualResponse_HandChecked(t *testing.T) {
+	p := blBraun3()
+	// Equal weights: every task on its faster host, m0 (2+3+8).
+	c, err := DualResponse(p, []float64{0.5, 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blCheck(t, p, c, []int{0, 1, 2}, [][]int{{0}, {0}, {0}}, 13)
+	// m0 dearer: T0 1.2 vs 1.6 and T1 1.8 vs 2.4 stay on m0; T2 4.8 vs 3.6
+	// goes to m1. Loads 5 and 9.
+	c, err = DualResponse(p, []float64{0.6, 0.4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blCheck(t, p, c, []int{0, 1, 2}, [][]int{{0}, {0}, {1}}, 9)
+	// Ties of weighted time go to the shorter run (T0: 0.75·2 = 0.25·6, so
+	// m0), then the lower index (T1: equal times and weights, m0).
+	p = FromETC([][]float64{{2, 6}, {4, 4}})
+	c, err = DualResponse(p, []float64{0.75, 0.25})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blCheck(t, p, c, []int{0, 1}, [][]int{{0}, {1}}, 4)
+	c, err = DualResponse(p, []float64{0.5, 0.5})
+	if err != nil {
+		t.Fatal(err)
+	}
+	blCheck(t, p, c, []int{0, 1}, [][]int{{0}, {0}}, 6)
+	if _, err := DualResponse(p, []float64{1}); err == nil {
+		t.Error("one weight for two hosts accepted")
+	}
+}
+
+func TestDualResponse_RespectsAllowedAndInfinity(t *testing.T) {
+	// T0 may use m1 only; T1 cannot run on m0 (+Inf), even at weight 0
+	// there; T2 can run nowhere and still gets an allowed host.
+	rows := [][]float64{{1, 5}, {math.Inf(1), 7}, {math.Inf(1), math.Inf(1)}}
+	p := FromETC(rows)
+	p.Tasks[0].Allowed = msBits(2, 1)
+	p.Tasks[2].Allowed = msBits(2, 1)
+	c, err := DualResponse(p, []float64{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for j, want := range []int{1, 1, 1} {
+		if got := c.Map[j].Hosts(nil); !slices.Equal(got, []int{want}) {
+			t.Errorf("task %d on %v, want [%d]", j, got, want)
+		}
+	}
+	if !Legal(p, c) {
+		t.Error("illegal chromosome")
+	}
+}
+
+// TestDualResponse_DescendsNearerThanMinMin is the claim DualResponse's
+// comment makes, on one generated instance of each of Braun's twelve
+// classes: a single descent by moves from the dual response at the LP
+// bound's weights ends lower than the same descent from Min-min, and within
+// 3 % of the bound.
+func TestDualResponse_DescendsNearerThanMinMin(t *testing.T) {
+	for _, class := range workload.Classes() {
+		etc, err := workload.GenerateETC(class, workload.BraunTasks, workload.BraunMachines, rand.New(rand.NewSource(2)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := FromETC(etc)
+		lp, err := LPBound(context.Background(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dual, err := DualResponse(p, lp.Weights)
+		if err != nil {
+			t.Fatal(err)
+		}
+		mm, err := MinMin(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got [2]float64
+		for i, c := range []*Chromosome{dual, mm} {
+			var l localScratch
+			var x alignScratch
+			x.resize(len(p.Tasks), p.Hosts, p.Words())
+			l.resize(len(p.Tasks), p.Hosts, p.Words())
+			localSearch(p, c, &l, &x, math.Inf(-1), rand.New(rand.NewSource(1)))
+			var s Schedule
+			got[i] = Evaluate(p, c, MS, &s) / lp.Bound
+		}
+		if !(got[0] < got[1]) || got[0] > 1.03 {
+			t.Errorf("%s: descended dual response %.4f of the LP bound, descended Min-min %.4f", class, got[0], got[1])
+		}
+	}
+}
+
+// TestDualResponses_JitterSpreadsThePopulation: the first response is the
+// one at the LP's weights, the others differ from it (the jitter flips the
+// LP's near-ties) yet stay close (a handful of tasks), and a seed replays
+// them.
+func TestDualResponses_JitterSpreadsThePopulation(t *testing.T) {
+	etc, err := workload.GenerateETC("u_s_hihi", workload.BraunTasks, workload.BraunMachines, rand.New(rand.NewSource(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := FromETC(etc)
+	lp, err := LPBound(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := DualResponse(p, lp.Weights)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cs, err := DualResponses(p, lp.Weights, 7, rand.New(rand.NewSource(5)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, _ := DualResponses(p, lp.Weights, 7, rand.New(rand.NewSource(5)))
+	if len(cs) != 7 {
+		t.Fatalf("%d responses, want 7", len(cs))
+	}
+	if !sameChrom(cs[0], first) {
+		t.Error("the first response is not the one at the LP's weights")
+	}
+	for i, c := range cs[1:] {
+		moved := 0
+		for j := range c.Map {
+			if !c.Map[j].Equal(first.Map[j]) {
+				moved++
+			}
+		}
+		if moved == 0 || moved > len(p.Tasks)/10 {
+			t.Errorf("response %d puts %d of %d tasks elsewhere than the first; want a few", i+1, moved, len(p.Tasks))
+		}
+		if !sameChrom(c, again[i+1]) {
+			t.Errorf("response %d differs between two runs of one seed", i+1)
+		}
+	}
+	if cs, err := DualResponses(p, lp.Weights, 0, rand.New(rand.NewSource(5))); err != nil || len(cs) != 0 {
+		t.Errorf("k = 0: %d responses, %v", len(cs), err)
+	}
+}
+
 func TestOneHostHeuristics_RejectMoldableTasks(t *testing.T) {
 	p := blBraun3()
 	p.Tasks[1].Max = 2
-	for i, h := range []func(*Problem) (*Chromosome, error){MinMin, MaxMin, Sufferage} {
+	dual := func(p *Problem) (*Chromosome, error) { return DualResponse(p, []float64{0.5, 0.5}) }
+	for i, h := range []func(*Problem) (*Chromosome, error){MinMin, MaxMin, Sufferage, dual} {
 		if _, err := h(p); err == nil || !strings.Contains(err.Error(), `"t1"`) {
 			t.Errorf("heuristic %d: error %v, want one naming task t1", i, err)
 		}

@@ -13,6 +13,9 @@ type LPResult struct {
 	Bound      float64 // proven lower bound: D(w) at the best w found (the LP optimum when Gap is 0)
 	Primal     float64 // makespan of the best fractional assignment found: an upper bound on the LP optimum
 	Iterations int     // pricing rounds: best responses a(w) computed after the first, at equal weights
+	// Weights are the host weights w at which Bound was found (they sum to
+	// 1): the LP's dual, whose best response (DualResponse) guides a search.
+	Weights []float64
 }
 
 // Gap returns (Primal-Bound)/Primal: how far, relative to Primal, Bound may
@@ -196,6 +199,7 @@ func (in *lpInstance) solve(ctx context.Context) (LPResult, error) {
 	for h := range wIn {
 		wIn[h] = 1 / float64(m)
 	}
+	res.Weights = wIn // kept up to date in place
 	load := make([]float64, m)
 	dIn, abs := in.respond(wIn, load)
 	res.Bound = in.bound(wIn, dIn, abs)

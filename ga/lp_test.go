@@ -165,6 +165,7 @@ func lpCheckSandwich(t *testing.T, p *Problem, r LPResult, what string, minMin b
 	if w := lpWorkTerm(p); r.Bound < w*(1-1e-12) {
 		t.Errorf("%s: bound %g below the work term %g", what, r.Bound, w)
 	}
+	lpCheckWeights(t, p, r, what)
 	if !minMin {
 		return
 	}
@@ -175,6 +176,44 @@ func lpCheckSandwich(t *testing.T, p *Problem, r LPResult, what string, minMin b
 	var s Schedule
 	if ms := Evaluate(p, c, MS, &s); r.Bound > ms {
 		t.Errorf("%s: bound %g above the min-min makespan %g", what, r.Bound, ms)
+	}
+}
+
+// lpCheckWeights checks that r.Weights are weights (one per host, none
+// negative, summing to 1) at which the dual D is at least r.Bound: the
+// weights the bound was found at, which DualResponse is handed. D is
+// computed here from p directly, not from LPBound's tables.
+func lpCheckWeights(t *testing.T, p *Problem, r LPResult, what string) {
+	t.Helper()
+	w := r.Weights
+	if len(w) != p.Hosts {
+		t.Fatalf("%s: %d weights for %d hosts", what, len(w), p.Hosts)
+	}
+	sum, d := 0.0, 0.0
+	for h, v := range w {
+		if !(v >= 0) {
+			t.Errorf("%s: weight %d is %g", what, h, v)
+		}
+		sum += v
+		d += v * p.base(h)
+	}
+	if math.Abs(sum-1) > 1e-9 {
+		t.Errorf("%s: weights sum to %g", what, sum)
+	}
+	for _, task := range p.Tasks {
+		least := math.Inf(1)
+		for h := range p.Hosts {
+			if task.Allowed != nil && !task.Allowed.Has(h) {
+				continue
+			}
+			if e := task.Time(singleHost(p.Hosts, h)); e == e && !math.IsInf(e, 1) {
+				least = math.Min(least, w[h]*e)
+			}
+		}
+		d += least
+	}
+	if d < r.Bound*(1-1e-9) {
+		t.Errorf("%s: D at the weights is %.12g, below the bound %.12g", what, d, r.Bound)
 	}
 }
 
