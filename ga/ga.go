@@ -421,7 +421,12 @@ func (g *GA) consider(i int) {
 // Seed puts a copy of c (repaired if needed) into the population in place of
 // its worst individual, and evaluates it at once, so that from then on the
 // GA's best is never worse than c. A heuristic's schedule seeds the search
-// this way. c must be a chromosome of the current problem.
+// this way. c must be a chromosome of the current problem. When the GA works
+// on the mapping alone (mapOnly: the memetic setting on one-host tasks under
+// MS), the copy is first descended by the local search, as every offspring
+// is, which cannot raise its cost there: a seed that starts in a good basin
+// but far from balanced (DualResponse's) would otherwise lose to any
+// descended offspring before its own descent is ever tried.
 func (g *GA) Seed(c *Chromosome) error {
 	p := g.ev.p
 	n := len(p.Tasks)
@@ -459,6 +464,9 @@ func (g *GA) Seed(c *Chromosome) error {
 	}
 	g.gs[worst].copyFrom(c)
 	Repair(p, &g.gs[worst].Chromosome, g.rng)
+	if g.mapOnly() {
+		localSearch(p, &g.gs[worst].Chromosome, &g.ev.l, &g.ev.r, math.Inf(-1), g.rng)
+	}
 	indis[worst].Evaluated = false // else eaopt keeps the old fitness
 	_ = indis[worst].Evaluate()
 	g.consider(worst)

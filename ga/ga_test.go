@@ -8,6 +8,8 @@ import (
 	"slices"
 	"strconv"
 	"testing"
+
+	"msched/workload"
 )
 
 func TestNew_RejectsBadConfig(t *testing.T) {
@@ -285,5 +287,57 @@ func TestGA_TieBreakStartsSoonest(t *testing.T) {
 		if cost < 15 || cost > 15*(1+1e-9) {
 			t.Errorf("%v: cost %v, want the makespan 15 within the tie-breaker's 1e-9", k, cost)
 		}
+	}
+}
+
+// TestGA_MemeticSeedIsDescended: under the memetic setting (one-host tasks,
+// MS) a seed enters the population descended, so the best is at once below
+// the seed's own cost when the seed is not a local optimum; under the
+// default setting the seed enters as it is.
+func TestGA_MemeticSeedIsDescended(t *testing.T) {
+	etc, err := workload.GenerateETC("u_c_hihi", 64, 8, rand.New(rand.NewSource(3)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := FromETC(etc)
+	// Every task on the fastest host: far from a local optimum.
+	seed := &Chromosome{Order: make([]int, len(p.Tasks)), Map: make([]Bits, len(p.Tasks))}
+	for j := range seed.Order {
+		seed.Order[j] = j
+		seed.Map[j] = singleHost(p.Hosts, 0)
+	}
+	var s Schedule
+	seedCost := Evaluate(p, seed, MS, &s)
+
+	g, err := New(p, Memetic(MS), rand.New(rand.NewSource(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := g.Seed(seed); err != nil {
+		t.Fatal(err)
+	}
+	if c := g.BestCost(); !(c < seedCost/2) {
+		t.Errorf("memetic: best %g after seeding a string of cost %g; its descent should halve it", c, seedCost)
+	}
+	if got := Evaluate(p, seed, MS, &s); got != seedCost {
+		t.Errorf("the caller's seed changed: cost %g, was %g", got, seedCost)
+	}
+
+	cfg := Memetic(MS)
+	cfg.LocalSearch = 0
+	g, err = New(p, cfg, rand.New(rand.NewSource(1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Some individual, the seed's slot, holds the seed's own cost.
+	if err := g.Seed(seed); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, ind := range g.pop.Individuals {
+		found = found || ind.Evaluated && ind.Fitness == seedCost
+	}
+	if !found {
+		t.Error("without the local search the seed did not enter as it is")
 	}
 }
