@@ -15,14 +15,19 @@ import (
 
 // ETCConfig is the setting of `msched bench etc`: Braun et al.'s ETC
 // instances (one-host tasks on heterogeneous machines), the memetic GA
-// (ga.Memetic) seeded with Min-min in its first population (as Braun's GA
-// was) against Min-min, Max-min, Sufferage, an iterated local search from
+// (ga.Memetic) whose first population is Min-min's mapping (as Braun's GA's
+// held it) and the LP relaxation's dual responses (ga.DualResponses),
+// against Min-min, Max-min, Sufferage, an iterated local search from
 // Min-min given the same time (ga.ILS), and the LP relaxation bound, all
-// minimising makespan.
+// minimising makespan. The LP is solved within the GA's time.
 type ETCConfig struct {
 	Evaluations int           // GA and ILS budget per instance; default: unlimited (time decides)
 	TimeLimit   time.Duration // wall time of the GA, and again of the ILS, per instance; default 10 s
 	Seed        int64         // GA and ILS seed
+	// ILSFromDual starts the ILS from the GA's first dual response, at the
+	// LP's own weights, instead of Min-min: a start as good as the GA's, to
+	// tell how much of the GA's lead over the ILS is its start.
+	ILSFromDual bool
 }
 
 // ETCResult is one instance's line of --json output.
@@ -58,6 +63,7 @@ func ETC(ctx context.Context, name string, etc [][]float64, cfg ETCConfig) (ETCR
 		cfg.TimeLimit = 10 * time.Second
 	}
 	p := ga.FromETC(etc)
+	start := time.Now() // the GA's time: it is seeded from the LP
 	lp, err := ga.LPBound(ctx, p)
 	if err != nil {
 		return ETCResult{}, err
@@ -78,13 +84,20 @@ func ETC(ctx context.Context, name string, etc [][]float64, cfg ETCConfig) (ETCR
 			seed = c // Min-min
 		}
 	}
-	start := time.Now()
-	g, err := ga.New(p, ga.Memetic(ga.MS), rand.New(rand.NewSource(cfg.Seed)))
+	rng := rand.New(rand.NewSource(cfg.Seed)) // the jitter's, then the GA's
+	gcfg := ga.Memetic(ga.MS)
+	duals, err := ga.DualResponses(p, lp.Weights, gcfg.Population-1, rng)
 	if err != nil {
 		return r, err
 	}
-	if err := g.Seed(seed); err != nil {
+	g, err := ga.New(p, gcfg, rng)
+	if err != nil {
 		return r, err
+	}
+	for _, c := range append([]*ga.Chromosome{seed}, duals...) {
+		if err := g.Seed(c); err != nil {
+			return r, err
+		}
 	}
 	if err := runFor(ctx, g, cfg, start); err != nil {
 		return r, err
@@ -94,6 +107,9 @@ func ETC(ctx context.Context, name string, etc [][]float64, cfg ETCConfig) (ETCR
 	r.Seconds = time.Since(start).Seconds()
 
 	start = time.Now()
+	if cfg.ILSFromDual {
+		seed = duals[0]
+	}
 	ils, err := ga.NewILS(p, seed, ga.ILSConfig{Cost: ga.MS}, rand.New(rand.NewSource(cfg.Seed)))
 	if err != nil {
 		return r, err

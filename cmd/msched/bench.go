@@ -338,10 +338,14 @@ with --class (default: all 12 classes: u_{c,i,s}_{hihi,hilo,lohi,lolo}), for
 instance seeds --seed to --seed+--seeds-1.
 
 For each instance it prints the makespans of Min-min, Max-min and Sufferage,
-of an iterated local search from Min-min (ILS) and of the memetic GA (seeded
-with Min-min, as Braun's GA was), each of the last two given --seconds, and
-the exact LP relaxation lower bound (lp_bound in --json), with the GA's and
-the ILS's makespans over it.`,
+of an iterated local search from Min-min (ILS) and of the memetic GA, each of
+the last two given --seconds, and the exact LP relaxation lower bound
+(lp_bound in --json), with the GA's and the ILS's makespans over it. The GA's
+first population holds Min-min's mapping (as Braun's GA's did) and the LP
+dual's best responses (each task on the host of least weighted run time, at
+the LP's weights and at slightly jittered ones), the LP being solved within
+the GA's time. --ils-from-dual starts the ILS from the response at the LP's
+weights, to show how much of the GA's lead is its start.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			type inst struct {
@@ -411,6 +415,7 @@ the ILS's makespans over it.`,
 	f.IntVar(&cfg.Evaluations, "evals", 0, "evaluations of the GA and of the ILS per instance (0: until --seconds)")
 	f.DurationVar(&cfg.TimeLimit, "seconds", 10*time.Second, "wall time of the GA, and again of the ILS, per instance")
 	f.BoolVar(&asJSON, "json", false, "one JSON object per instance and line")
+	f.BoolVar(&cfg.ILSFromDual, "ils-from-dual", false, "start the ILS from the GA's LP-dual seed instead of Min-min")
 	return cmd
 }
 
