@@ -263,6 +263,22 @@ func TestDualResponse_RespectsAllowedAndInfinity(t *testing.T) {
 	}
 }
 
+// braunWithLP is a generated Braun instance of class (512 × 16, instance
+// seed seed) and its LP bound.
+func braunWithLP(t *testing.T, class string, seed int64) (*Problem, LPResult) {
+	t.Helper()
+	etc, err := workload.GenerateETC(class, workload.BraunTasks, workload.BraunMachines, rand.New(rand.NewSource(seed)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := FromETC(etc)
+	lp, err := LPBound(context.Background(), p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, lp
+}
+
 // TestDualResponse_DescendsNearerThanMinMin is the claim DualResponse's
 // comment makes, on one generated instance of each of Braun's twelve
 // classes: a single descent by moves from the dual response at the LP
@@ -270,15 +286,7 @@ func TestDualResponse_RespectsAllowedAndInfinity(t *testing.T) {
 // 3 % of the bound.
 func TestDualResponse_DescendsNearerThanMinMin(t *testing.T) {
 	for _, class := range workload.Classes() {
-		etc, err := workload.GenerateETC(class, workload.BraunTasks, workload.BraunMachines, rand.New(rand.NewSource(2)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := FromETC(etc)
-		lp, err := LPBound(context.Background(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
+		p, lp := braunWithLP(t, class, 2)
 		dual, err := DualResponse(p, lp.Weights)
 		if err != nil {
 			t.Fatal(err)
@@ -308,15 +316,7 @@ func TestDualResponse_DescendsNearerThanMinMin(t *testing.T) {
 // LP's near-ties) yet stay close (a handful of tasks), and a seed replays
 // them.
 func TestDualResponses_JitterSpreadsThePopulation(t *testing.T) {
-	etc, err := workload.GenerateETC("u_s_hihi", workload.BraunTasks, workload.BraunMachines, rand.New(rand.NewSource(1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := FromETC(etc)
-	lp, err := LPBound(context.Background(), p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	p, lp := braunWithLP(t, "u_s_hihi", 1)
 	first, err := DualResponse(p, lp.Weights)
 	if err != nil {
 		t.Fatal(err)
