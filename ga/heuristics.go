@@ -369,8 +369,11 @@ func MinMin(p *Problem) (*Chromosome, error) { return chromosome(minMax(p, "min-
 // descent from it ends in the LP optimum's basin: on generated ETC
 // instances, an iterated local search from it ended 2 s later at 1.0056 of
 // the LP bound on average against 1.0171 from Min-min (docs/memetic.md).
-// Tasks are placed in index order. It returns an error if any task is not
-// one-host or w has not one weight per host.
+// A host of weight 0 costs nothing, so every task that may run there goes
+// there; the LP's weights are 0 only on hosts its optimum leaves below the
+// makespan. Tasks are placed in index order. It returns an error if any
+// task is not one-host, or w has not one finite, non-negative weight per
+// host.
 func DualResponse(p *Problem, w []float64) (*Chromosome, error) {
 	etc, err := oneHostETC(p, "dual response")
 	if err != nil {
@@ -378,6 +381,11 @@ func DualResponse(p *Problem, w []float64) (*Chromosome, error) {
 	}
 	if len(w) != p.Hosts {
 		return nil, fmt.Errorf("ga: dual response: %d weights for %d hosts", len(w), p.Hosts)
+	}
+	for h, v := range w {
+		if !(v >= 0) || math.IsInf(v, 1) {
+			return nil, fmt.Errorf("ga: dual response: host %d's weight is %g; want a finite weight ≥ 0", h, v)
+		}
 	}
 	s := newListState(p)
 	for j, row := range etc {
@@ -418,6 +426,9 @@ const dualJitter = 0.002
 // LP's near-ties, the tasks it splits or nearly splits, differently each
 // time, so the responses lie in neighbouring basins rather than one.
 func DualResponses(p *Problem, w []float64, k int, rng *rand.Rand) ([]*Chromosome, error) {
+	if k < 0 {
+		return nil, fmt.Errorf("ga: %d dual responses", k)
+	}
 	out := make([]*Chromosome, 0, k)
 	v := slices.Clone(w)
 	for i := range k {

@@ -224,21 +224,27 @@ func TestDualResponse_HandChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	blCheck(t, p, c, []int{0, 1, 2}, [][]int{{0}, {0}, {1}}, 9)
-	// Ties of weighted time go to the shorter run (T0: 0.75·2 = 0.25·6, so
-	// m0), then the lower index (T1: equal times and weights, m0).
-	p = FromETC([][]float64{{2, 6}, {4, 4}})
-	c, err = DualResponse(p, []float64{0.75, 0.25})
+	// Ties of weighted time go to the shorter run (T0: 0.25·6 = 0.75·2, so
+	// m1, the higher index; T1: 1 against 3, m0), then the lower index (at
+	// equal weights below, T1's equal times go to m0).
+	p = FromETC([][]float64{{6, 2}, {4, 4}})
+	c, err = DualResponse(p, []float64{0.25, 0.75})
 	if err != nil {
 		t.Fatal(err)
 	}
-	blCheck(t, p, c, []int{0, 1}, [][]int{{0}, {1}}, 4)
+	blCheck(t, p, c, []int{0, 1}, [][]int{{1}, {0}}, 4)
 	c, err = DualResponse(p, []float64{0.5, 0.5})
 	if err != nil {
 		t.Fatal(err)
 	}
-	blCheck(t, p, c, []int{0, 1}, [][]int{{0}, {0}}, 6)
-	if _, err := DualResponse(p, []float64{1}); err == nil {
-		t.Error("one weight for two hosts accepted")
+	blCheck(t, p, c, []int{0, 1}, [][]int{{1}, {0}}, 4)
+	for _, w := range [][]float64{{1}, {-0.5, 1.5}, {math.NaN(), 1}, {math.Inf(1), 0}} {
+		if _, err := DualResponse(p, w); err == nil {
+			t.Errorf("weights %v accepted", w)
+		}
+	}
+	if _, err := DualResponses(p, []float64{0.5, 0.5}, -1, rand.New(rand.NewSource(1))); err == nil {
+		t.Error("DualResponses accepted k = -1")
 	}
 }
 
@@ -325,7 +331,10 @@ func TestDualResponses_JitterSpreadsThePopulation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	again, _ := DualResponses(p, lp.Weights, 7, rand.New(rand.NewSource(5)))
+	again, err := DualResponses(p, lp.Weights, 7, rand.New(rand.NewSource(5)))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(cs) != 7 {
 		t.Fatalf("%d responses, want 7", len(cs))
 	}

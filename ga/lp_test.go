@@ -316,6 +316,7 @@ func TestLPBound_Errors(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled: error %v, want context.Canceled", err)
 	}
+	lpCheckWeights(t, p, r, "cancelled")
 	if w := lpWorkTerm(p); r.Bound < w*(1-1e-12) || r.Bound > full.Bound || r.Primal < full.Primal*(1-1e-12) {
 		t.Errorf("cancelled: %+v; want the work term %g ≤ bound ≤ %g and primal ≥ %g", r, w, full.Bound, full.Primal)
 	}
