@@ -32,8 +32,9 @@ func TestConvergence_GABeatsSAAndGreedy(t *testing.T) {
 }
 
 // The ETC benchmark at a CI-sized budget: on a generated instance of each
-// of Braun's 12 classes the memetic GA and the ILS, both from Min-min, end
-// strictly below Min-min, each at exactly its budget; the LP bound is exact
+// of Braun's 12 classes the memetic GA (from Min-min and the LP's dual
+// responses) and the ILS (from Min-min) end strictly below Min-min, each at
+// exactly its budget; the LP bound is exact
 // (its gap tiny) and no method ends below it. On these instances it is also
 // at least the classical bound (in general it need not be: the LP has no
 // term for the longest single task, which the classical bound has).

@@ -22,8 +22,9 @@ import (
 // minimising makespan. The LP is solved within the GA's time.
 type ETCConfig struct {
 	// Evaluations is the GA's and the ILS's budget per instance; default:
-	// unlimited (time decides). The GA's eight seeds are evaluated (and
-	// descended) as they enter, beyond the budget.
+	// unlimited (time decides). The GA's eight seeds are descended and
+	// evaluated as they enter, and their evaluations count against the
+	// budget; a budget below eight is exceeded by them.
 	Evaluations int
 	TimeLimit   time.Duration // wall time of the GA, and again of the ILS, per instance; default 10 s
 	Seed        int64         // GA and ILS seed

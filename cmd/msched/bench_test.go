@@ -191,7 +191,8 @@ func TestBenchETC_JSON(t *testing.T) {
 			GAOverLP       float64 `json:"ga_over_lp"`
 			ILSOverLP      float64 `json:"ils_over_lp"`
 			Evaluations    int
-			ILSEvaluations int `json:"ils_evaluations"`
+			ILSEvaluations int    `json:"ils_evaluations"`
+			ILSStart       string `json:"ils_start"`
 		}
 		if err := json.Unmarshal([]byte(line), &r); err != nil {
 			t.Fatalf("%v in %q", err, line)
@@ -205,6 +206,20 @@ func TestBenchETC_JSON(t *testing.T) {
 		if r.GAOverLP < 1 || r.ILSOverLP < 1 || r.Evaluations == 0 || r.ILSEvaluations == 0 {
 			t.Errorf("%s: ratios %g and %g, evaluations %d and %d", r.Instance, r.GAOverLP, r.ILSOverLP, r.Evaluations, r.ILSEvaluations)
 		}
+		if r.ILSStart != "min-min" {
+			t.Errorf("%s: ils_start %q, want min-min", r.Instance, r.ILSStart)
+		}
+	}
+	// --ils-from-dual says so, in the JSON and in the table's column.
+	out, err = runMsched(t, context.Background(), nil, "--log-level", "error", "bench", "etc", "--json",
+		"--class", "u_i_lolo", "--seconds", "200ms", "--ils-from-dual")
+	if err != nil || !strings.Contains(out, `"ils_start":"dual"`) {
+		t.Errorf("--ils-from-dual --json: %v\n%s", err, out)
+	}
+	out, err = runMsched(t, context.Background(), nil, "--log-level", "error", "bench", "etc",
+		"--class", "u_i_lolo", "--seconds", "200ms", "--ils-from-dual")
+	if err != nil || !strings.Contains(out, "ILS from dual") {
+		t.Errorf("--ils-from-dual: %v\n%s", err, out)
 	}
 	if out, err := runMsched(t, context.Background(), nil, "bench", "etc", "--seeds", "0"); err == nil {
 		t.Errorf("--seeds 0 accepted:\n%s", out)
