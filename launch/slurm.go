@@ -448,7 +448,7 @@ func slurmResult(res Result, j slurmJob, id, reason string) Result {
 func killSlurm(s *Slurm, id string, owner slurmOwner) error {
 	ctx := context.Background()
 	err := checkSlurmJob(ctx, s, id, owner)
-	if invalidJobID(err) {
+	if err != nil && !errors.Is(err, errNotThisJob) && invalidJobID(err) {
 		return nil
 	}
 	if err != nil {

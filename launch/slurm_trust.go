@@ -122,9 +122,10 @@ func slurmComment(jid string) string { return "msched " + jid }
 // no sign, no leading zero, no array index or heterogeneous offset.
 var reSlurmJobID = regexp.MustCompile(`^[1-9][0-9]{0,9}$`)
 
-// reUserID is one UserId=name(uid) of `scontrol show job -o`; the name is
-// "(null)" for a uid the controller cannot name.
-var reUserID = regexp.MustCompile(`(?:^|\s)UserId=\S*?\((\d+)\)(?:\s|$)`)
+// reUserID is the value of one UserId=name(uid) of `scontrol show job -o`,
+// at the start of the text after "UserId="; the name is "(null)" for a uid
+// the controller cannot name.
+var reUserID = regexp.MustCompile(`^\S*?\((\d+)\)(?:\s|$)`)
 
 // errNotThisJob is wrapped by checkSlurmJob's error when Slurm's answer
 // shows another job than the one expected.
@@ -158,19 +159,34 @@ func (o slurmOwner) check(id string, out []byte) error {
 		return fmt.Errorf("%w: Slurm shows more than one job for id %s", errNotThisJob, id)
 	}
 	if !strings.HasPrefix(text, "JobId="+id+" JobName=") {
-		return fmt.Errorf("%w: Slurm shows %q for job %s", errNotThisJob, firstLine([]byte(text)), id)
+		// Not quoted: the line holds names others chose.
+		return fmt.Errorf("%w: Slurm shows another job than %s", errNotThisJob, id)
 	}
-	uids := reUserID.FindAllStringSubmatch(text, -1)
-	if len(uids) == 0 {
+	// Every " UserId=" and every " Comment=" is read, each where it starts
+	// (a pattern over the whole line could consume the space before the
+	// next one and miss it): all must be owner's.
+	users := strings.Split(text, " UserId=")[1:]
+	if len(users) == 0 {
 		return fmt.Errorf("%w: Slurm shows no owner for job %s", errNotThisJob, id)
 	}
-	for _, m := range uids {
+	for _, u := range users {
+		m := reUserID.FindStringSubmatch(u)
+		if m == nil {
+			return fmt.Errorf("%w: Slurm job %s has an owner that does not read as name(uid)", errNotThisJob, id)
+		}
 		if uid, err := strconv.Atoi(m[1]); err != nil || uid != o.UID {
 			return fmt.Errorf("%w: Slurm job %s belongs to uid %s, not %d", errNotThisJob, id, m[1], o.UID)
 		}
 	}
-	if !strings.Contains(text+" ", " Comment="+slurmComment(o.JID)+" ") {
-		return fmt.Errorf("%w: Slurm job %s is not msched's job %s (no comment %q)", errNotThisJob, id, o.JID, slurmComment(o.JID))
+	comments := strings.Split(text+" ", " Comment=")[1:]
+	for _, c := range comments {
+		if !strings.HasPrefix(c, slurmComment(o.JID)+" ") {
+			comments = nil
+			break
+		}
+	}
+	if len(comments) == 0 {
+		return fmt.Errorf("%w: Slurm job %s is not msched's job %s (its comment is not %q)", errNotThisJob, id, o.JID, slurmComment(o.JID))
 	}
 	return nil
 }

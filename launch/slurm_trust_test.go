@@ -32,6 +32,12 @@ func TestSlurmOwner_Check(t *testing.T) {
 		{"ours, user without a name", "42", "JobId=42 JobName=sim UserId=(null)(1001)" + rest + " Comment=msched J7", true},
 		{"another user's", "42", "JobId=42 JobName=sim UserId=bob(1002)" + rest + " Comment=msched J7", false},
 		{"another user's, named like ours", "42", "JobId=42 JobName=x UserId=alice(1001) GroupId=x UserId=bob(1002)" + rest + " Comment=msched J7", false},
+		// The fake right before the real one: a pattern that consumed the
+		// space between them once saw only the fake.
+		{"another user's, named like ours, adjacent", "42", "JobId=42 JobName=x Comment=msched J7 UserId=alice(1001) UserId=bob(1002)" + rest + " Comment=(null)", false},
+		{"another user's, named like ours, comment adjacent", "42", "JobId=42 JobName=x UserId=alice(1001) UserId=bob(1002)" + rest + " Comment=msched J7", false},
+		{"ours, a name holding another comment", "42", "JobId=42 JobName=x Comment=y UserId=alice(1001)" + rest + " Comment=msched J7", false},
+		{"ours, a name holding a broken owner", "42", "JobId=42 JobName=x UserId=zz UserId=alice(1001)" + rest + " Comment=msched J7", false},
 		{"another msched job", "42", "JobId=42 JobName=sim UserId=alice(1001)" + rest + " Comment=msched J70", false},
 		{"no comment", "42", "JobId=42 JobName=sim UserId=alice(1001)" + rest + " Comment=(null)", false},
 		{"no owner", "42", "JobId=42 JobName=sim" + rest + " Comment=msched J7", false},
@@ -44,6 +50,11 @@ func TestSlurmOwner_Check(t *testing.T) {
 		err := o.check(tc.id, []byte(tc.line+"\n"))
 		if (err == nil) != tc.ok || (err != nil && !errors.Is(err, errNotThisJob)) {
 			t.Errorf("%s: %v", tc.name, err)
+		}
+		// The error never quotes the line: its words are others' choice
+		// (a name "Invalid job id" would otherwise read as a purged job).
+		if err != nil && strings.Contains(tc.line, "JobName=") && strings.Contains(err.Error(), "JobName=") {
+			t.Errorf("%s: the error quotes Slurm's line: %v", tc.name, err)
 		}
 	}
 	for _, id := range []string{"", "+42", "042", "-1", "42_1", "42+0", "42 43"} {
