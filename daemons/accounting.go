@@ -39,8 +39,8 @@ const (
 )
 
 // recordField bounds each string of a record that a user's file sets (the
-// name, the executable, its category, the reason, which may quote the
-// file), so that a record stays far below acct.MaxRecordLine even when JSON
+// name, the executable, its category, the model's name, the reason, which
+// may quote the file), so that a record stays far below acct.MaxRecordLine even when JSON
 // escapes every byte (up to six times longer): a rejected submission's name
 // is salvaged from up to a whole job file, and a command's word may be
 // 128 KiB. A longer line would be skipped by every reader of the log.
@@ -55,7 +55,7 @@ func NewRecord(j *spool.Job) acct.Record {
 		r.Category = spool.Clip(profiler.Category(j.Command), recordField)
 	}
 	if j.Model != nil {
-		r.Model = j.Model.Name
+		r.Model = spool.Clip(j.Model.Name, recordField)
 	}
 	if j.Schedule != nil {
 		r.Hosts = j.Schedule.Hosts

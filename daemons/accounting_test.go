@@ -236,10 +236,12 @@ func TestAccounting_ReadsGluedRecord(t *testing.T) {
 // A record stays under acct.MaxRecordLine, which every reader of the log
 // skips past, whatever a user's file put in it: here a name and an
 // executable of '<' (six bytes each once JSON-escaped) as long as a job
-// file and a word may be, and a long reason.
+// file and a word may be, a model's name as long as a job file, and a long
+// reason.
 func TestNewRecord_FitsInALineOfTheLog(t *testing.T) {
 	one := 1
 	j := &spool.Job{JID: "J000001", Name: strings.Repeat("<", spool.MaxJobFile), Command: []string{strings.Repeat("<", spool.MaxArgLen)},
+		Model:  &spool.Model{Name: strings.Repeat("<", spool.MaxJobFile)},
 		Reason: strings.Repeat("<", 64<<10), Run: &spool.RunInfo{ExitStatus: &one}}
 	line, err := json.Marshal(NewRecord(j))
 	if err != nil {
