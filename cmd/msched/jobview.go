@@ -56,10 +56,14 @@ func ptr[T any](v T) *T { return &v }
 // cell is s for one cell of a table the command prints: a value its
 // submitter wrote (a name, a file name) that holds a character that is not
 // printable (a control character, an escape sequence's ESC, a tab, a line
-// break, a bidirectional override) is shown Go-quoted, so that it reaches
+// break, a bidirectional override) or a byte that is not UTF-8 is shown
+// Go-quoted, so that it reaches
 // the reader's terminal as text and cannot forge rows or drive the
 // terminal.
 func cell(s string) string {
+	if !utf8.ValidString(s) {
+		return strconv.Quote(s) // a stray byte such as 0x9b, a C1 CSI
+	}
 	for _, r := range s {
 		if !strconv.IsPrint(r) {
 			return strconv.Quote(s)

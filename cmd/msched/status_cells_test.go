@@ -75,3 +75,18 @@ func TestVisibleText(t *testing.T) {
 		}
 	}
 }
+
+// A byte that is not UTF-8 (a file name in submitted/ may hold any bytes)
+// is quoted too: ranging over it yields U+FFFD, which is printable, while
+// the raw byte 0x9b is a terminal's 8-bit CSI.
+func TestCell_QuotesInvalidUTF8(t *testing.T) {
+	for in, want := range map[string]string{
+		"job\x9b31m.yaml": `"job\x9b31m.yaml"`,
+		"\xff":            `"\xff"`,
+		"café.yaml":       "café.yaml",
+	} {
+		if got := cell(in); got != want {
+			t.Errorf("cell(%q) = %s, want %s", in, got, want)
+		}
+	}
+}
