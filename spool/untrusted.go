@@ -9,7 +9,6 @@ import (
 	"os/user"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"unicode/utf8"
@@ -182,12 +181,10 @@ func readUntrusted(dir, name string, max int64) (untrusted, error) {
 		// what it says (a user renames another's 0666 file into
 		// submitted/ after writing a job into it), and the daemons would
 		// take it as the owner's. Submit and RequestCancel write 0644.
-		shown, again := name, "try again"
-		if n, isClaim := claimedName(name); isClaim {
-			shown, again = n, "submit it again"
-		}
-		return untrusted{}, &untrustedError{Why: fmt.Sprintf("%s (mode %04o), so someone other than its owner may have written it, and it would be taken as its owner's: let only its owner write it (%s) and %s",
-			who, st.Mode&0o7777, chmodHint(shown), again)}
+		// The fix is a fresh file, not chmod: chmod does not take back a
+		// descriptor opened for writing while others could.
+		return untrusted{}, &untrustedError{Why: fmt.Sprintf("%s (mode %04o), so someone other than its owner may have written it, and it would be taken as its owner's: submit a fresh copy that only you may write (msched submit FILE writes one)",
+			who, st.Mode&0o7777)}
 	}
 	data, err := readBounded(f, st.Size, max)
 	if err != nil {
@@ -275,26 +272,6 @@ func groupName(gid int) string {
 		return g.Name
 	}
 	return "gid " + strconv.Itoa(gid)
-}
-
-// claimedName is the name a claim (tmp/claim.<JID>.<arrival>.<name>) had
-// in submitted/, which its user gave it; ok is false for any other name.
-func claimedName(name string) (submitted string, ok bool) {
-	_, _, submitted, ok = splitClaim(name)
-	return submitted, ok
-}
-
-// chmodHint is the command that lets only its owner write file name, as
-// the user would type it where the file was submitted from; "chmod go-w
-// FILE" when the name is long or would need quoting for a shell.
-func chmodHint(name string) string {
-	plain := func(r rune) bool {
-		return r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || strings.ContainsRune("._-+,@%=", r)
-	}
-	if len(name) > maxQuoted || strings.HasPrefix(name, "-") || strings.IndexFunc(name, func(r rune) bool { return !plain(r) }) >= 0 {
-		name = "FILE"
-	}
-	return "chmod go-w " + name
 }
 
 // openRegular opens name relative to the directory dfd (AT_FDCWD: the

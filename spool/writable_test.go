@@ -64,7 +64,7 @@ func TestUntrusted_WritableByOthersRefused(t *testing.T) {
 				t.Fatalf("a file of uid %d, mode %04o: accepted (%v), %d bytes kept, uid %d", c.uid, c.mode, err, len(cl.Data), cl.UID)
 			}
 			want := "job.yaml: " + c.want + ", so someone other than its owner may have written it, and it would be taken as its owner's: " +
-				"let only its owner write it (chmod go-w job.yaml) and submit it again"
+				"submit a fresh copy that only you may write (msched submit FILE writes one)"
 			if got := err.(*ParseError).Detail(); got != want {
 				t.Errorf("reason:\n%s\nwant:\n%s", got, want)
 			}
@@ -108,24 +108,6 @@ func TestUntrusted_WritableByOthersRefused(t *testing.T) {
 			}
 		}
 	})
-}
-
-// The refusal says how to fix the file by the name it was submitted as,
-// when the name can be typed as it is.
-func TestUntrusted_ChmodHint(t *testing.T) {
-	for name, want := range map[string]string{
-		"job.yaml":               "chmod go-w job.yaml",
-		"run-2_a+b,c@d%e=f.yaml": "chmod go-w run-2_a+b,c@d%e=f.yaml",
-		"my job.yaml":            "chmod go-w FILE",
-		"$(reboot).yaml":         "chmod go-w FILE",
-		"-rf":                    "chmod go-w FILE",
-		strings.Repeat("j", 65):  "chmod go-w FILE",
-		"caf\u00e9.yaml":         "chmod go-w FILE",
-	} {
-		if got := chmodHint(name); got != want {
-			t.Errorf("chmodHint(%q) = %q, want %q", name, got, want)
-		}
-	}
 }
 
 // What msched writes into submitted/ and control/ (Submit,
