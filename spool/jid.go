@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"cmp"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -35,11 +36,12 @@ func ValidJID(s string) bool {
 // JIDLess orders JIDs as their numbers: JIDs are zero-padded to a fixed
 // width until the counter outgrows it, so the shorter is the older and
 // equal lengths compare as strings.
-func JIDLess(a, b string) bool {
-	if len(a) != len(b) {
-		return len(a) < len(b)
-	}
-	return a < b
+func JIDLess(a, b string) bool { return CompareJID(a, b) < 0 }
+
+// CompareJID is JIDLess's order as a comparison (-1, 0, +1), for
+// slices.SortFunc and cmp.Or.
+func CompareJID(a, b string) int {
+	return cmp.Or(cmp.Compare(len(a), len(b)), strings.Compare(a, b))
 }
 
 // MaxJIDNumber bounds the number ParseJID accepts: a thousand times a

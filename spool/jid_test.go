@@ -192,3 +192,25 @@ func TestParseJID(t *testing.T) {
 		}
 	}
 }
+
+// JIDs order as their numbers, past the padded width too, where string
+// order would put J1000000 before J999999.
+func TestCompareJID(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"J000001", "J000002", -1},
+		{"J000002", "J000001", 1},
+		{"J000007", "J000007", 0},
+		{"J999999", "J1000000", -1},
+		{"J1000000", "J999999", 1},
+	} {
+		if got := CompareJID(tc.a, tc.b); got != tc.want {
+			t.Errorf("CompareJID(%s, %s) = %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+		if JIDLess(tc.a, tc.b) != (tc.want < 0) {
+			t.Errorf("JIDLess(%s, %s) = %v", tc.a, tc.b, !(tc.want < 0))
+		}
+	}
+}

@@ -216,12 +216,7 @@ func (s *Spool) FindTicket(t Ticket, after int64) (c TicketClaim, found bool, er
 	if first == "" {
 		return c, false, nil
 	}
-	slices.SortFunc(members, func(a, b string) int {
-		if JIDLess(a, b) {
-			return -1
-		}
-		return 1
-	})
+	slices.SortFunc(members, CompareJID)
 	return TicketClaim{Name: t.Name, Arrived: t.Arrived, JID: first, Members: members}, true, nil
 }
 

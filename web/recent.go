@@ -350,7 +350,7 @@ func sortNewest(vs []JobView) {
 		return v.SubmittedAt
 	}
 	slices.SortStableFunc(vs, func(a, b JobView) int {
-		return cmp.Or(at(b).Compare(at(a)), strings.Compare(b.JID, a.JID))
+		return cmp.Or(at(b).Compare(at(a)), spool.CompareJID(b.JID, a.JID))
 	})
 }
 
