@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -337,9 +338,11 @@ func TestHolds_OneClaimsReadPerCycle(t *testing.T) {
 		t.Fatal("the dependency in no directory was not looked for in the log")
 	}
 	hc = hc.again()
-	for i, j := range jobs[:len(jobs)-1] {
-		why, rej := hc.judge(j)
-		if want := "waiting for " + j.After[0]; rej || why != want && i < 10 {
+	for _, j := range jobs[:len(jobs)-1] {
+		// Each waits for the dependencies not yet ended: a claimed member,
+		// and the JID found nowhere (missing, not yet past its grace).
+		want := "waiting for " + strings.Join(j.After, ", ")
+		if why, rej := hc.judge(j); rej || why != want {
 			t.Errorf("%s: %q %v, want %q", j.JID, why, rej, want)
 		}
 	}
