@@ -61,10 +61,8 @@ type holdCycle struct {
 	// and kept for the cycle's others (and its second pass, again).
 	claims *claims
 	// gone are the dependencies found in no spool directory that the
-	// accounting log is still to be read for (resolve); absent, those this
-	// cycle's read of the log did not find (see again).
+	// accounting log is still to be read for (resolve).
 	gone   map[string]bool
-	absent map[string]bool
 	counts map[string]int // array → members placed or running (active), read when first needed
 	read   map[string]int // array → members the policy reads this cycle
 	deps   map[string][]string
@@ -159,26 +157,13 @@ func (c *holdCycle) dependencies(j *spool.Job) (why string, never bool) {
 			return "waiting for its dependencies (cannot look them up: " + err.Error() + ")", false
 		}
 		for _, jid := range gone {
-			// Nowhere in the spool: missing if the log did not have it
-			// either this cycle, else to be looked for there (resolve)
+			// Nowhere in the spool: to be looked for in the log (resolve)
 			// and waited for meanwhile.
-			if c.absent[jid] {
-				st[jid] = JobStatus{Missing: true}
-			} else {
-				c.gone[jid] = true
-				st[jid] = JobStatus{}
-			}
+			c.gone[jid] = true
+			st[jid] = JobStatus{}
 		}
 		for jid, s := range st {
-			if s.Ended {
-				c.h.ended[jid] = s.Outcome
-				delete(c.h.missing, jid)
-				continue
-			}
-			c.status[jid] = s
-			if !s.Missing && !c.gone[jid] {
-				delete(c.h.missing, jid)
-			}
+			c.note(jid, s)
 		}
 	}
 	var waitFor []string
@@ -248,28 +233,42 @@ func (c *holdCycle) resolve() bool {
 		}
 		return false
 	}
-	c.absent = map[string]bool{}
 	for jid, s := range out {
-		if s.Ended {
-			c.h.ended[jid] = s.Outcome
-			delete(c.h.missing, jid)
-			continue
-		}
-		c.absent[jid] = true
-		if _, ok := c.h.missing[jid]; !ok {
-			c.h.missing[jid] = c.now
-		}
+		c.note(jid, s)
 	}
 	return true
 }
 
+// note records what a lookup found of dependency jid: an ended one's
+// outcome in holds (it never changes); else its status this cycle, a
+// missing one missing since now unless it already was, and one found in
+// the spool (not gone, to be looked for in the log) missing no longer.
+func (c *holdCycle) note(jid string, s JobStatus) {
+	if s.Ended {
+		c.h.ended[jid] = s.Outcome
+		delete(c.h.missing, jid)
+		delete(c.status, jid)
+		return
+	}
+	c.status[jid] = s
+	switch {
+	case s.Missing:
+		if _, ok := c.h.missing[jid]; !ok {
+			c.h.missing[jid] = c.now
+		}
+	case !c.gone[jid]:
+		delete(c.h.missing, jid)
+	}
+}
+
 // again is a cycle of holds at the same time as c, to judge the jobs anew
 // after c.resolve looked in the accounting log: the dependencies ended
-// there are in holds, and those it did not find are missing (without
-// another read of the log, nor of the claims).
+// there are in holds, and c's lookups (those the log did not have among
+// them, missing) are carried over, so that nothing is looked up again,
+// neither in the log nor in the spool nor the claims.
 func (c *holdCycle) again() *holdCycle {
 	n := c.h.cycle(c.ctx, c.now, c.sp, c.active)
-	n.err, n.absent, n.claims = c.err, c.absent, c.claims
+	n.err, n.status, n.claims = c.err, c.status, c.claims
 	return n
 }
 
