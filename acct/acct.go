@@ -171,6 +171,15 @@ func fileExists(path string) bool {
 	return err == nil
 }
 
+// ReadFile reads the records of one accounting file at path in order,
+// handing fn each whole one (a torn or over-long line is skipped) until fn
+// returns false; keep, if not nil, picks the lines worth decoding (Mentions).
+// A file that does not exist holds no records.
+func ReadFile(ctx context.Context, path string, keep func(line []byte) bool, fn func(Record) bool) error {
+	_, err := readRecordFile(ctx, path, keep, fn)
+	return err
+}
+
 // readRecordFile calls fn with each record of one log file (none if it is
 // missing) on a line that keep accepts (nil: every line); more is false
 // when fn stopped it.

@@ -1,12 +1,8 @@
 package daemons
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 
 	"msched/acct"
@@ -44,31 +40,17 @@ func jidsInLog(ctx context.Context, path string, jids []string) (map[string]bool
 		want[j] = true
 	}
 	found := map[string]bool{}
-	f, err := os.Open(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return found, nil // nothing reaped yet
-	} else if err != nil {
+	// Whole records only (as the reaper reads the log), not a line torn by
+	// a crash in an append: its job file was not removed then, so it is in
+	// a state.
+	err := acct.ReadFile(ctx, path, func(line []byte) bool { return acct.Mentions(line, want) }, func(r acct.Record) bool {
+		if want[r.JID] {
+			found[r.JID] = true
+		}
+		return true
+	})
+	if err != nil {
 		return nil, fmt.Errorf("daemons: accounting: %w", err)
 	}
-	defer f.Close()
-	r := bufio.NewReaderSize(f, 64<<10)
-	for n := 0; ; n++ {
-		if n%4096 == 0 && ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
-		line, err := acct.ReadLine(r)
-		if acct.Mentions(line, want) {
-			// A whole record (ParseRecordLine, as the reaper reads the
-			// log), not a line torn by a crash in an append: its job file
-			// was not removed then, so it is in a state.
-			if rec, ok := acct.ParseRecordLine(line); ok && want[rec.JID] {
-				found[rec.JID] = true
-			}
-		}
-		if err == io.EOF {
-			return found, nil
-		} else if err != nil {
-			return nil, fmt.Errorf("daemons: accounting: %w", err)
-		}
-	}
+	return found, nil
 }

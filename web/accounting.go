@@ -1,13 +1,8 @@
 package web
 
 import (
-	"bufio"
 	"context"
-	"errors"
 	"fmt"
-	"io"
-	"io/fs"
-	"os"
 	"path/filepath"
 
 	"msched/acct"
@@ -31,28 +26,15 @@ func accountingPath(sp *spool.Spool) string {
 // readAccounting reads every whole line of the accounting log; unreadable
 // lines (a torn last append) are skipped, as the reaper skips them.
 func readAccounting(sp *spool.Spool) ([]acct.Record, error) {
-	f, err := os.Open(accountingPath(sp))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	} else if err != nil {
-		return nil, fmt.Errorf("web: accounting: %w", err)
-	}
-	defer f.Close()
 	var rs []acct.Record
-	br := bufio.NewReaderSize(f, 64<<10)
-	for {
-		// acct.ReadLine: a line over acct.MaxRecordLine is skipped, not
-		// the end of the page.
-		line, err := acct.ReadLine(br)
-		if r, ok := acct.ParseRecordLine(line); ok {
-			rs = append(rs, r)
-		}
-		if err == io.EOF {
-			return rs, nil
-		} else if err != nil {
-			return rs, fmt.Errorf("web: accounting: %w", err)
-		}
+	err := acct.ReadFile(context.Background(), accountingPath(sp), nil, func(r acct.Record) bool {
+		rs = append(rs, r)
+		return true
+	})
+	if err != nil {
+		return rs, fmt.Errorf("web: accounting: %w", err)
 	}
+	return rs, nil
 }
 
 // scanBack is acct.ScanBack of the accounting log.
