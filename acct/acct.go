@@ -192,7 +192,7 @@ func readRecordFile(ctx context.Context, path string, keep func(line []byte) boo
 	}
 	defer f.Close()
 	r := bufio.NewReaderSize(f, 64<<10)
-	for n := 1; ; n++ {
+	for n := 0; ; n++ { // a context ended already stops it before the first line
 		if n%4096 == 0 && ctx.Err() != nil {
 			return false, ctx.Err()
 		}
