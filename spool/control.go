@@ -171,7 +171,7 @@ func parseControl(name string) (kind, jid string, uid int, ok bool) {
 	uid = -1
 	if len(f) >= 3 {
 		n, err := strconv.ParseUint(f[2], 10, 31)
-		if err != nil || f[2][0] == '+' {
+		if err != nil { // ParseUint takes no sign
 			return "", "", 0, false
 		}
 		uid = int(n)

@@ -228,11 +228,15 @@ const aclXattr = "system.posix_acl_access"
 // ACLs has none; any other failure to tell is taken for one, so that what
 // cannot be checked is refused.
 func hasACL(f *os.File) bool {
-	err := errors.ErrUnsupported
-	if rc, cerr := f.SyscallConn(); cerr == nil {
-		rc.Control(func(fd uintptr) { _, err = unix.Fgetxattr(int(fd), aclXattr, nil) })
+	rc, err := f.SyscallConn()
+	if err != nil {
+		return true
 	}
-	return err == nil || !(errors.Is(err, unix.ENODATA) || errors.Is(err, unix.EOPNOTSUPP))
+	var xerr error
+	if err := rc.Control(func(fd uintptr) { _, xerr = unix.Fgetxattr(int(fd), aclXattr, nil) }); err != nil {
+		return true
+	}
+	return xerr == nil || !(errors.Is(xerr, unix.ENODATA) || errors.Is(xerr, unix.EOPNOTSUPP))
 }
 
 // privateGroup says whether gid is uid's user private group: uid's
