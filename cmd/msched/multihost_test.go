@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -360,6 +361,21 @@ func waitFile(t *testing.T, path string) {
 	}
 }
 
+// waitGone waits, bounded, until path no longer exists.
+func waitGone(t *testing.T, path string) {
+	t.Helper()
+	deadline := time.Now().Add(multiBound)
+	for {
+		if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%s still there after %v", path, multiBound)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 // TestMultiHost_UsersIsolated: through msched, alice cannot read bob's
 // output or report, cancel bob's job, make a job write where she could not,
 // or run anything as bob.
@@ -374,7 +390,10 @@ func TestMultiHost_UsersIsolated(t *testing.T) {
 		out, err := cmd.CombinedOutput()
 		return string(out), err
 	}
-	s.submitAs(t, bob, "secret", "name: secret\nhosts: {cluster: ws}\ncommand: [sh, -c, 'echo bob-secret; echo x > started; sleep 4']\n")
+	// bob's job runs until the test releases it (bounded: 90 s), so that
+	// alice's attempts below meet it running however slow the machine is;
+	// a fixed sleep once ended before the test looked.
+	s.submitAs(t, bob, "secret", "name: secret\nhosts: {cluster: ws}\ncommand: [sh, -c, 'echo bob-secret; echo x > started; i=0; while [ ! -e release ] && [ $i -lt 900 ]; do sleep 0.1; i=$((i+1)); done']\n")
 	waitFile(t, filepath.Join(bob.Home, "started"))
 	var jid string
 	for _, st := range []spool.State{spool.Running, spool.Runnable} {
@@ -396,8 +415,18 @@ func TestMultiHost_UsersIsolated(t *testing.T) {
 		t.Errorf("alice's msched cancel of bob's job: %v\n%s", err, out)
 	}
 	// By hand, past the command line: the daemons must not honour it.
-	if out, err := shAs(alice, fmt.Sprintf("date > %s/cancel.%s", s.sp.Path(spool.DirControl), jid)); err != nil {
+	byHand := filepath.Join(s.sp.Path(spool.DirControl), "cancel."+jid)
+	if out, err := shAs(alice, "date > "+byHand); err != nil {
 		t.Fatalf("alice cannot write a request in control/: %v %s", err, out)
+	}
+	// The daemons refuse it (and remove it) while bob's job still runs;
+	// only then is the job let go.
+	waitGone(t, byHand)
+	if _, err := s.sp.Read(spool.Running, jid); err != nil {
+		t.Fatalf("bob's job is no longer running once alice's request was dealt with: %v\n%s", err, spoolListing(s.sp))
+	}
+	if err := os.WriteFile(filepath.Join(bob.Home, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
 	}
 	// Into bob's home (no write permission there) and into a root file.
 	s.submitAs(t, alice, "steal", fmt.Sprintf("name: steal\nhosts: {cluster: ws}\ncommand: [echo, stolen]\nstdout: %s/stolen\n", bob.Home))
