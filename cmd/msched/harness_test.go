@@ -226,6 +226,24 @@ func waitReports(t *testing.T, sp *spool.Spool, n int, within time.Duration) {
 	}
 }
 
+// waitRecords waits until n accounting records are written and returns
+// them. The reaper writes a job's report before its record, so a test that
+// reads records while the daemons run waits for them, not for the reports.
+func waitRecords(t *testing.T, sp *spool.Spool, n int, within time.Duration) []record {
+	t.Helper()
+	deadline := time.Now().Add(within)
+	for {
+		rs := readRecords(t, sp)
+		if len(rs) >= n {
+			return rs
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d of %d accounting records after %v; spool:\n%s", len(rs), n, within, spoolListing(sp))
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
 func spoolListing(sp *spool.Spool) string {
 	var b strings.Builder
 	for _, st := range spool.States {

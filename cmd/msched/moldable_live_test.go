@@ -24,8 +24,7 @@ func TestLive_MoldableReportSaysTheSize(t *testing.T) {
 			p := startInProcess(t, cfg, hosts, log, daemonNames...)
 			defer p.stop(t)
 			submit(t, sp, "mold.yaml", "name: mold\ncommand: [true]\nhosts: {min: 2, max: 8}\nwalltime: 10m\n")
-			waitReports(t, sp, 1, 30*time.Second)
-			rs := readRecords(t, sp)
+			rs := waitRecords(t, sp, 1, 30*time.Second)
 			if len(rs) != 1 || rs[0].State != "exited" {
 				t.Fatalf("records %+v", rs)
 			}
