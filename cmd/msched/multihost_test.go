@@ -163,10 +163,11 @@ func TestMultiHost_UserJobsOnSSHMPIAndSlurm(t *testing.T) {
 func TestMultiHost_RunKilled(t *testing.T) {
 	s := startSite(t)
 	alice := s.bed.AddUser(t, "alice")
-	// Each job notes its start in the user's home, runs for a while, and
-	// exits 7 after printing "done".
+	// Each job notes its start in the user's home, runs until the test
+	// releases it (so that it is surely running across the kill, however
+	// slow the machine), and exits 7 after printing "done".
 	body := func(name, extra string) string {
-		return fmt.Sprintf("name: %s\n%scommand: [sh, -c, 'echo $MSCHED_JID >> ran.%s; sleep 4; echo done; exit 7']\n", name, extra, name)
+		return fmt.Sprintf("name: %s\n%scommand: [sh, -c, 'echo $MSCHED_JID >> ran.%s; %s; echo done; exit 7']\n", name, extra, name, untilReleased("release."+name))
 	}
 	for _, kind := range []struct{ name, extra string }{
 		{"ssh", "hosts: {cluster: ws}\n"},
@@ -189,6 +190,9 @@ func TestMultiHost_RunKilled(t *testing.T) {
 			s.procs["run"].signal(t, syscall.SIGKILL)
 			time.Sleep(500 * time.Millisecond)
 			s.start(t, "run")
+			if err := os.WriteFile(filepath.Join(alice.Home, "release."+kind.name), nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
 			r := s.waitRecord(t, kind.name)
 			if r.ExitStatus == nil || *r.ExitStatus != 7 || r.Attempts != 1 {
 				t.Errorf("%s: exit %v attempts %d (%s), want exit 7 on attempt 1", kind.name, r.ExitStatus, r.Attempts, r.Reason)
@@ -289,26 +293,38 @@ func TestMultiHost_SSHServerDown(t *testing.T) {
 	s := startSiteOn(t, bed, hostsFile)
 	alice := bed.AddUser(t, "alice")
 
-	s.submitAs(t, alice, "long", "name: long\nhosts: {cluster: far}\ncommand: [sh, -c, 'echo started > long.started; sleep 3; echo long done']\n")
+	// long runs until the test releases it, so that it surely runs while
+	// far's server is stopped.
+	s.submitAs(t, alice, "long", "name: long\nhosts: {cluster: far}\ncommand: [sh, -c, 'echo started > long.started; "+untilReleased("release.long")+"; echo long done']\n")
 	waitFile(t, filepath.Join(alice.Home, "long.started"))
 	stopSSHD()
 	// Placed on far (cluster far) while it is down: cannot start there.
 	s.submitAs(t, alice, "stuck", "name: stuck\nhosts: {cluster: far}\ncommand: [echo, stuck ran]\n")
-	// Not bound to a cluster: must go to near once far is known down.
-	s.submitAs(t, alice, "free", "name: free\ncommand: [sh, -c, 'echo free on $SSH_CONNECTION']\n")
-
+	if err := os.WriteFile(filepath.Join(alice.Home, "release.long"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	long := s.waitRecord(t, "long")
 	if long.ExitStatus == nil || *long.ExitStatus != 0 || !strings.Contains(s.report(t, long, alice), "long done") {
 		t.Errorf("the job running when its host's sshd stopped: exit %v, %s", long.ExitStatus, long.Reason)
 	}
+	// far is free now: stuck is tried there, cannot reach it, and far is
+	// shown down, with ssh's reason (the attempt and the report of long are
+	// made by different daemons: wait for it, bounded).
+	hostsDown := regexp.MustCompile(`(?m)^far\b.*down`)
+	for deadline := time.Now().Add(multiBound); ; time.Sleep(100 * time.Millisecond) {
+		out, err := s.as(alice, "hosts")
+		if err == nil && hostsDown.MatchString(out) {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("msched hosts does not show far down within %v: %v\n%s", multiBound, err, out)
+		}
+	}
+	// Not bound to a cluster, with far known down: runs on near.
+	s.submitAs(t, alice, "free", "name: free\ncommand: [sh, -c, 'echo free on $SSH_CONNECTION']\n")
 	free := s.waitRecord(t, "free")
 	if rep := s.report(t, free, alice); !strings.Contains(rep, "free on ") || !strings.Contains(rep, " 127.0.0.2 ") {
 		t.Errorf("the free job did not run on near:\n%s", rep)
-	}
-	// far is shown down, with ssh's reason.
-	out, err := s.as(alice, "hosts")
-	if err != nil || !regexp.MustCompile(`(?m)^far\b.*down`).MatchString(out) {
-		t.Errorf("msched hosts does not show far down: %v\n%s", err, out)
 	}
 	if slices.ContainsFunc(readRecords(t, s.sp), func(r record) bool { return r.Name == "stuck" }) {
 		t.Fatalf("stuck was reported while its only host was down: %+v", readRecords(t, s.sp))
@@ -361,6 +377,14 @@ func waitFile(t *testing.T, path string) {
 	}
 }
 
+// untilReleased is a shell loop, for a job's command, that waits until the
+// file release exists in the job's directory, or 90 s (multiBound) have
+// passed: a job that must still run when the test acts, however slow the
+// machine, and still ends if the test fails before releasing it.
+func untilReleased(release string) string {
+	return fmt.Sprintf("i=0; while [ ! -e %s ] && [ $i -lt %d ]; do sleep 0.1; i=$((i+1)); done", release, int(multiBound/(100*time.Millisecond)))
+}
+
 // waitGone waits, bounded, until path no longer exists.
 func waitGone(t *testing.T, path string) {
 	t.Helper()
@@ -393,7 +417,7 @@ func TestMultiHost_UsersIsolated(t *testing.T) {
 	// bob's job runs until the test releases it (bounded: 90 s), so that
 	// alice's attempts below meet it running however slow the machine is;
 	// a fixed sleep once ended before the test looked.
-	s.submitAs(t, bob, "secret", "name: secret\nhosts: {cluster: ws}\ncommand: [sh, -c, 'echo bob-secret; echo x > started; i=0; while [ ! -e release ] && [ $i -lt 900 ]; do sleep 0.1; i=$((i+1)); done']\n")
+	s.submitAs(t, bob, "secret", "name: secret\nhosts: {cluster: ws}\ncommand: [sh, -c, 'echo bob-secret; echo x > started; "+untilReleased("release")+"']\n")
 	waitFile(t, filepath.Join(bob.Home, "started"))
 	var jid string
 	for _, st := range []spool.State{spool.Running, spool.Runnable} {
