@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 
+	"msched/internal/envname"
+
 	"golang.org/x/sys/unix"
 )
 
@@ -92,7 +94,7 @@ func slurmEnvFile(env []string) (*os.File, error) {
 func slurmRestore(b *strings.Builder, env []string) {
 	for _, e := range env {
 		k, _, _ := strings.Cut(e, "=")
-		if envName(k) {
+		if envname.Valid(k) {
 			fmt.Fprintf(b, "[ -n \"${%s+x}\" ] || export %s\n", k, shQuote(e))
 		}
 	}

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"msched/internal/envname"
 )
 
 // SSHConfig is how msched reaches its ssh hosts, from its configuration.
@@ -238,27 +240,10 @@ func graceSeconds(d time.Duration) int {
 // checkEnvEntry refuses an Env entry the remote shell cannot export.
 func checkEnvEntry(e string) error {
 	k, _, ok := strings.Cut(e, "=")
-	if !ok || !envName(k) {
+	if !ok || !envname.Valid(k) {
 		return fmt.Errorf("env entry %q: want NAME=value with a portable name (letters, digits, _)", e)
 	}
 	return nil
-}
-
-// envName reports whether k is a portable environment variable name, one
-// sh can assign: letters, digits and '_', not starting with a digit. It is
-// the rule spool's job files are held to (spool cannot be imported here:
-// it links os/user, and the shepherd links no cgo,
-// TestShepherdBinaryLinksNoCgo); TestEnvName_AsSpool holds the two to it.
-func envName(k string) bool {
-	if k == "" || (k[0] >= '0' && k[0] <= '9') {
-		return false
-	}
-	for _, c := range k {
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // newToken is the random part of a launch's markers.

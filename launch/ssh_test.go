@@ -9,8 +9,6 @@ import (
 	"testing"
 	"testing/iotest"
 	"time"
-
-	"msched/spool"
 )
 
 func TestSSHConfig_Spec(t *testing.T) {
@@ -219,19 +217,4 @@ func TestSSH_CancelWithoutSSHD(t *testing.T) {
 	}
 	leader := readPid(t, filepath.Join(spec.Dir, "leader"))
 	eventually(t, "job gone", func() bool { return gone(leader) })
-}
-
-// envName is the rule spool holds a job's env names to, which launch
-// cannot import (TestShepherdBinaryLinksNoCgo): a name spool accepts is
-// one the remote shell and the Slurm script can export, and back.
-func TestEnvName_AsSpool(t *testing.T) {
-	for _, k := range []string{"A", "a", "_", "_1", "PATH", "x_Y9", "1X", "9", "A-B", "A.B", "A B", "é", "A=B", "A$", "Aé"} {
-		_, err := spool.Parse("job.yaml", []byte("command: [a]\nenv: {\""+k+"\": x}\n"))
-		if spoolOK := err == nil; envName(k) != spoolOK {
-			t.Errorf("%q: envName %v, spool accepts it: %v (%v)", k, envName(k), spoolOK, err)
-		}
-	}
-	if envName("") {
-		t.Error(`envName("")`)
-	}
 }

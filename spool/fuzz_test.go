@@ -6,6 +6,8 @@ import (
 	"math"
 	"testing"
 
+	"msched/internal/envname"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -100,7 +102,7 @@ func checkAccepted(t *testing.T, j *Job, submission bool) {
 		t.Fatalf("accepted an env of %d variables, %d bytes", len(j.Env), envBytes(j.Env))
 	}
 	for k, v := range j.Env {
-		if !envName(k) || len(k)+1+len(v) > MaxArgLen || bytes.ContainsRune([]byte(v), 0) {
+		if !envname.Valid(k) || len(k)+1+len(v) > MaxArgLen || bytes.ContainsRune([]byte(v), 0) {
 			t.Fatalf("accepted env %q=%q", k, v)
 		}
 	}

@@ -6,6 +6,8 @@ import (
 	"sort"
 	"strings"
 
+	"msched/internal/envname"
+
 	"gopkg.in/yaml.v3"
 )
 
@@ -205,7 +207,7 @@ func validateRequest(j *Job, doc *yaml.Node) []Problem {
 	}
 	for _, k := range sortedKeys(j.Env) {
 		switch field := "env." + Clip(k, maxQuoted); {
-		case !envName(k):
+		case !envname.Valid(k):
 			bad(lineOf(doc, "env", k), field, "not a variable name (letters, digits and _, not starting with a digit)")
 		case strings.HasPrefix(k, "MSCHED_"):
 			bad(lineOf(doc, "env", k), field, "MSCHED_* variables are set by msched")
@@ -317,22 +319,6 @@ func validateComponents(j *Job, doc *yaml.Node) []Problem {
 		}
 	}
 	return ps
-}
-
-// envName reports whether k is a portable environment variable name, one
-// sh can assign: launch exports a job's env through a remote shell or a
-// Slurm script, with a copy of this rule (it cannot import spool; its
-// TestEnvName_AsSpool holds the two together).
-func envName(k string) bool {
-	if k == "" || (k[0] >= '0' && k[0] <= '9') {
-		return false
-	}
-	for _, c := range k {
-		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
-			return false
-		}
-	}
-	return true
 }
 
 // isWrapper: a job file with no command but a reason is the wrapper of a
