@@ -8,11 +8,14 @@
 package atomicfile
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
 	"syscall"
+
+	"golang.org/x/sys/unix"
 )
 
 // Perm is the mode of every file written: msched's web page and status
@@ -28,7 +31,8 @@ const Perm = 0o644
 //	... write to p ...
 //	return p.Commit()
 //
-// Cleanup is a no-op after a successful Commit.
+// Cleanup is a no-op after a successful Commit, or a CommitNoReplace that
+// renamed the file.
 type Pending struct {
 	*os.File
 	dir, name string
@@ -99,14 +103,65 @@ func (p *Pending) commit(sync bool) error {
 	return nil
 }
 
+// CommitNoReplace is Commit under a name that must not replace a file: it
+// renames the temporary to the first of name(1), name(2), … that does not
+// exist, and returns that name and the file's FileInfo from an fstat made
+// after the rename (whose ctime the rename set: the spool's tickets need
+// it). name gives up by returning an error, which CommitNoReplace returns
+// as it is; each name must be a plain visible file name in dir (the name
+// given to New only names the temporary). Like Commit it gives the file
+// mode Perm and fsyncs it before the rename, and fsyncs dir after; the
+// descriptor stays open until after the fstat. On a file system without
+// RENAME_NOREPLACE it fails (EINVAL) and replaces nothing.
+//
+// Not link(2) and unlink: between the two the file would have two names,
+// and the spool's init refuses a file with two (a hard link may be anyone's
+// file). Not os.Rename: it replaces an existing name. Once the rename is
+// made, final is set and Cleanup does nothing, even if err then reports a
+// failed fstat, close or directory fsync: in a sticky, world-writable
+// directory someone else may have made a file under the temporary's name
+// since, and Cleanup must not remove it.
+func (p *Pending) CommitNoReplace(name func(try int) (string, error)) (final string, fi os.FileInfo, err error) {
+	if p.done {
+		return "", nil, fmt.Errorf("atomicfile: %s: already committed", p.name)
+	}
+	if err := prepare(p.File, true); err != nil {
+		return "", nil, fmt.Errorf("atomicfile: %w", err)
+	}
+	for try := 1; ; try++ {
+		candidate, err := name(try)
+		if err != nil {
+			return "", nil, err
+		}
+		if err := checkName(candidate); err != nil {
+			return "", nil, err
+		}
+		target := filepath.Join(p.dir, candidate)
+		err = unix.Renameat2(unix.AT_FDCWD, p.File.Name(), unix.AT_FDCWD, target, unix.RENAME_NOREPLACE)
+		if errors.Is(err, unix.EEXIST) {
+			continue
+		} else if err != nil {
+			return "", nil, fmt.Errorf("atomicfile: rename %s to %s: %w", p.File.Name(), target, err)
+		}
+		p.done = true
+		final = candidate
+		break
+	}
+	fi, err = p.Stat()
+	if cerr := p.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return final, fi, fmt.Errorf("atomicfile: %w", err)
+	}
+	return final, fi, SyncDir(p.dir)
+}
+
 // seal gives a written temporary its final mode, makes its data durable
 // (unless sync is false: CommitNoSync) and closes it: what must happen
 // before it is renamed into place.
 func seal(f *os.File, sync bool) error {
-	err := f.Chmod(Perm)
-	if err == nil && sync {
-		err = syncFile(f)
-	}
+	err := prepare(f, sync)
 	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
@@ -114,6 +169,16 @@ func seal(f *os.File, sync bool) error {
 		return fmt.Errorf("atomicfile: %w", err)
 	}
 	return nil
+}
+
+// prepare is seal without the close: CommitNoReplace closes the file only
+// after the rename, to fstat it then.
+func prepare(f *os.File, sync bool) error {
+	err := f.Chmod(Perm)
+	if err == nil && sync {
+		err = syncFile(f)
+	}
+	return err
 }
 
 // checkName refuses a target name that is not a plain, visible file name:
@@ -139,8 +204,8 @@ func Reuse(path, dir, name string) (*Pending, error) {
 	return &Pending{File: f, dir: dir, name: name}, nil
 }
 
-// Cleanup removes the temporary file unless Commit succeeded. It is meant
-// to be deferred.
+// Cleanup removes the temporary file unless a commit renamed it into place.
+// It is meant to be deferred.
 func (p *Pending) Cleanup() error {
 	if p.done {
 		return nil

@@ -3,9 +3,11 @@ package atomicfile
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -71,6 +73,109 @@ func TestPending_CleanupIsNoopAfterCommit(t *testing.T) {
 	}
 	if err := p.Commit(); err == nil {
 		t.Error("commit after cleanup succeeded")
+	}
+}
+
+// CommitNoReplace takes the first name that is free, never replaces a file,
+// and gives up with its name function's error.
+func TestPending_CommitNoReplace(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "x"), []byte("old"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	names := func(try int) (string, error) {
+		if try == 1 {
+			return "x", nil
+		}
+		return fmt.Sprintf("x-%d", try), nil
+	}
+	for i, want := range []string{"x-2", "x-3"} {
+		p, err := New("", dir, "x")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer p.Cleanup()
+		fmt.Fprintf(p, "new %d", i)
+		final, fi, err := p.CommitNoReplace(names)
+		if err != nil || final != want {
+			t.Fatalf("commit %d: %q, %v; want %q", i, final, err, want)
+		}
+		st, err := os.Lstat(filepath.Join(dir, final))
+		if err != nil || !os.SameFile(fi, st) || st.Mode().Perm() != Perm {
+			t.Errorf("%s: %v, %v; want the committed file, mode %v", final, st, err, os.FileMode(Perm))
+		}
+		if b, _ := os.ReadFile(filepath.Join(dir, final)); string(b) != fmt.Sprintf("new %d", i) {
+			t.Errorf("%s holds %q", final, b)
+		}
+		if _, _, err := p.CommitNoReplace(names); err == nil {
+			t.Error("second commit succeeded")
+		}
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "x")); string(b) != "old" {
+		t.Errorf("x replaced: %q", b)
+	}
+
+	// Every name taken: the name function's error, the temporary removed
+	// by Cleanup and nothing replaced.
+	p, err := New("", dir, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.WriteString("lost")
+	giveUp := errors.New("no more names")
+	_, _, err = p.CommitNoReplace(func(try int) (string, error) {
+		if try > 3 {
+			return "", giveUp
+		}
+		return names(try)
+	})
+	if err != giveUp {
+		t.Errorf("commit with every name taken: %v; want %v", err, giveUp)
+	}
+	if err := p.Cleanup(); err != nil {
+		t.Fatal(err)
+	}
+	es, _ := os.ReadDir(dir)
+	var got []string
+	for _, e := range es {
+		b, _ := os.ReadFile(filepath.Join(dir, e.Name()))
+		got = append(got, e.Name()+"="+string(b))
+	}
+	if want := "x=old x-2=new 0 x-3=new 1"; strings.Join(got, " ") != want {
+		t.Errorf("directory: %q; want %q", strings.Join(got, " "), want)
+	}
+
+	// A name that is not a plain visible file name is refused.
+	p, _ = New("", dir, "x")
+	defer p.Cleanup()
+	for _, bad := range []string{"", ".x", "a/b", ".."} {
+		if _, _, err := p.CommitNoReplace(func(int) (string, error) { return bad, nil }); err == nil {
+			t.Errorf("name %q accepted", bad)
+		}
+	}
+}
+
+// After CommitNoReplace has renamed the file, Cleanup removes nothing: in
+// a sticky, world-writable directory another user may have made a file
+// under the temporary's name since (a root caller removed it).
+func TestPending_CleanupAfterCommitNoReplaceKeepsOthersFile(t *testing.T) {
+	dir := t.TempDir()
+	p, err := New("", dir, "x")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.WriteString("data")
+	if _, _, err := p.CommitNoReplace(func(int) (string, error) { return "x", nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p.Name(), []byte("someone else's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := p.Cleanup(); err != nil {
+		t.Fatal(err)
+	}
+	if b, err := os.ReadFile(p.Name()); err != nil || string(b) != "someone else's" {
+		t.Errorf("after cleanup, the file made under the temporary's name: %q, %v", b, err)
 	}
 }
 

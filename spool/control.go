@@ -11,8 +11,6 @@ import (
 	"strconv"
 	"strings"
 	"time"
-
-	"golang.org/x/sys/unix"
 )
 
 // Control requests are files in control/ named <kind>.<JID>.<uid>.<tag>:
@@ -66,44 +64,36 @@ func (s *Spool) RequestCancel(jid string) error {
 		return fmt.Errorf("spool: cancel %s: %w", jid, err)
 	}
 	defer p.Cleanup()
-	_, err = p.Write(ControlBody(Cancel, jid, s.now()))
-	if err == nil {
-		err = p.Chmod(FilePerm)
+	if _, err := p.Write(ControlBody(Cancel, jid, s.now())); err != nil {
+		return fmt.Errorf("spool: cancel %s: %w", jid, err)
 	}
-	if err == nil {
-		err = p.Sync()
-	}
+	// Renamed without replacing a file: a name that exists (which a random
+	// tag makes next to impossible) is left alone and another tag drawn.
+	_, _, err = p.CommitNoReplace(func(try int) (string, error) {
+		if try > controlTries {
+			return "", fmt.Errorf("%w: %d request names tried", os.ErrExist, controlTries)
+		}
+		return base + "." + controlTag(), nil
+	})
 	if err != nil {
 		return fmt.Errorf("spool: cancel %s: %w", jid, err)
 	}
-	// RENAME_NOREPLACE: a name that exists (which a random tag makes
-	// next to impossible) is left alone and another tag drawn.
-	for try := 1; ; try++ {
-		tag, err := controlTag()
-		if err != nil {
-			return fmt.Errorf("spool: cancel %s: %w", jid, err)
-		}
-		err = unix.Renameat2(unix.AT_FDCWD, p.File.Name(), unix.AT_FDCWD, filepath.Join(dir, base+"."+tag), unix.RENAME_NOREPLACE)
-		if errors.Is(err, unix.EEXIST) && try < 3 {
-			continue
-		} else if err != nil {
-			return fmt.Errorf("spool: cancel %s: %w", jid, err)
-		}
-		return syncDir(dir) // Cleanup finds the dot-file gone
-	}
+	return nil
 }
+
+// controlTries is how many names RequestCancel tries before it gives up.
+const controlTries = 3
 
 // controlTagBytes is how many random bytes a request's tag has: 64 bits,
 // which nobody guesses before the request is written.
 const controlTagBytes = 8
 
-// controlTag is a request name's random tag, in hex.
-func controlTag() (string, error) {
+// controlTag is a request name's random tag: 16 lowercase hex digits
+// (parseControl's validTag accepts them).
+func controlTag() string {
 	b := make([]byte, controlTagBytes)
-	if _, err := rand.Read(b); err != nil {
-		return "", err
-	}
-	return hex.EncodeToString(b), nil
+	_, _ = rand.Read(b) // never fails (Go 1.24)
+	return hex.EncodeToString(b)
 }
 
 // Controls lists pending requests, oldest JID first. Each is read through

@@ -9,6 +9,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // Entries in control/ with a request's name that are no requests (a FIFO
@@ -245,5 +248,98 @@ func TestControl_MustStateItself(t *testing.T) {
 	}
 	if len(cs) != 4 {
 		t.Errorf("%d controls, want 4: %+v", len(cs), cs)
+	}
+}
+
+// squatStaging makes a file under each dot-file's name as soon as it is
+// renamed away from dir, as any user may in the sticky, world-writable
+// control/ and submitted/, until the returned function is called; that
+// returns the files made. RequestCancel and Submit stage their files as
+// dot-files there, and once removed the dot-file's name after the rename
+// (a deferred Cleanup), which as root (the web page's cancel) removed the
+// file made by someone else.
+func squatStaging(t *testing.T, dir string) (stop func() []string) {
+	t.Helper()
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_MOVED_FROM|unix.IN_ONLYDIR); err != nil {
+		unix.Close(fd)
+		t.Fatal(err)
+	}
+	quit := make(chan struct{})
+	done := make(chan []string)
+	go func() {
+		defer unix.Close(fd)
+		var made []string
+		buf := make([]byte, 64<<10)
+		for {
+			select {
+			case <-quit:
+				done <- made
+				return
+			default:
+			}
+			pfd := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+			if n, _ := unix.Poll(pfd, 10); n <= 0 {
+				continue
+			}
+			n, err := unix.Read(fd, buf)
+			for off := 0; err == nil && off+unix.SizeofInotifyEvent <= n; {
+				ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+				name := strings.TrimRight(string(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+int(ev.Len)]), "\x00")
+				off += unix.SizeofInotifyEvent + int(ev.Len)
+				if !strings.HasPrefix(name, ".") {
+					continue
+				}
+				path := filepath.Join(dir, name)
+				if f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+					f.Close()
+					made = append(made, path)
+				}
+			}
+		}
+	}()
+	return func() []string {
+		close(quit)
+		return <-done
+	}
+}
+
+// Neither RequestCancel nor Submit removes a file made under its staging
+// dot-file's name once that is renamed into place (atomicfile's
+// CommitNoReplace; before it, a deferred Cleanup removed the name).
+func TestSubmitAndCancel_KeepOthersFileUnderStagingName(t *testing.T) {
+	s := newSpool(t)
+	for _, c := range []struct {
+		dir string
+		do  func() error
+	}{
+		{s.Path(DirControl), func() error { return s.RequestCancel("J000001") }},
+		{s.Dir(Submitted), func() error { _, err := s.Submit("job.yaml", []byte(validJob)); return err }},
+	} {
+		stop := squatStaging(t, c.dir)
+		for range 50 {
+			if err := c.do(); err != nil {
+				stop()
+				t.Fatal(err)
+			}
+		}
+		time.Sleep(50 * time.Millisecond) // the last events
+		made := stop()
+		if len(made) == 0 {
+			t.Errorf("%s: no file made under a staging name (the watcher saw no rename of a dot-file)", c.dir)
+		}
+		var gone []string
+		for _, path := range made {
+			if _, err := os.Lstat(path); err != nil {
+				gone = append(gone, filepath.Base(path))
+			}
+		}
+		if len(gone) > 0 {
+			t.Errorf("%d of %d files made under a staging name in %s removed, e.g. %s",
+				len(gone), len(made), filepath.Base(c.dir), gone[0])
+		}
 	}
 }

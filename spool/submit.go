@@ -2,7 +2,6 @@ package spool
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"syscall"
 	"time"
 
-	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 )
 
@@ -81,39 +79,32 @@ func (s *Spool) submit(name string, data []byte, uid int) (Ticket, error) {
 	if _, err := p.Write(data); err != nil {
 		return Ticket{}, fmt.Errorf("spool: submit: %w", err)
 	}
-	if err := p.Chmod(FilePerm); err != nil {
+	// Mode FilePerm (atomicfile.Perm), fsynced, then renamed without
+	// replacing a file: not link(2) and unlink, which would give the file
+	// two names in between (init refuses a file with two: a hard link may
+	// be anyone's file, readUntrusted).
+	final, fi, err := p.CommitNoReplace(func(try int) (string, error) {
+		if try == 1 {
+			return base, nil
+		}
+		return fmt.Sprintf("%s-%d", base, try), nil
+	})
+	if final == "" {
 		return Ticket{}, fmt.Errorf("spool: submit: %w", err)
 	}
-	if err := p.Sync(); err != nil {
-		return Ticket{}, fmt.Errorf("spool: submit: %w", err)
+	// The ticket: the name, and the arrival (ctime) and inode that init's
+	// claim will see (it lstats the file before renaming it; the rename
+	// just made set the ctime, and nothing else of ours changes it).
+	t := Ticket{Name: final}
+	if fi != nil {
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+			t.Arrived, t.ino = time.Unix(st.Ctim.Unix()).UTC(), st.Ino
+		}
 	}
-	// RENAME_NOREPLACE refuses to replace an existing name, which a plain
-	// rename would. Not link(2) and unlink: between the two the file
-	// would have two names, and init refuses a file with two (a hard link
-	// may be anyone's file: readUntrusted).
-	for i := 1; ; i++ {
-		final := base
-		if i > 1 {
-			final = fmt.Sprintf("%s-%d", base, i)
-		}
-		err := unix.Renameat2(unix.AT_FDCWD, p.File.Name(), unix.AT_FDCWD, filepath.Join(dir, final), unix.RENAME_NOREPLACE)
-		if errors.Is(err, unix.EEXIST) {
-			continue
-		} else if err != nil {
-			return Ticket{}, fmt.Errorf("spool: submit: %w", err)
-		}
-		// The ticket: the name, and the arrival (ctime) and inode that
-		// init's claim will see (it lstats the file before renaming it;
-		// the rename just made set the ctime, and nothing else of ours
-		// changes it).
-		t := Ticket{Name: final}
-		if fi, err := p.Stat(); err == nil {
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-				t.Arrived, t.ino = time.Unix(st.Ctim.Unix()).UTC(), st.Ino
-			}
-		}
-		return t, syncDir(dir) // Cleanup finds the dot-file gone
+	if err != nil {
+		return t, fmt.Errorf("spool: submit: %w", err)
 	}
+	return t, nil
 }
 
 // SetSubmitDir returns the job file data with submit_dir: dir added (where
