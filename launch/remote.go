@@ -205,15 +205,12 @@ func planSSH(spec Spec) (sshPlan, error) {
 	}
 	// MSCHED_HOSTFILE is the wrapper's: the file it makes on the host.
 	env = append(env, spec.mschedEnv("")...)
-	token, err := newToken()
-	if err != nil {
-		return p, err
-	}
-	p.job = remoteJob{token: token, dir: spec.Dir, grace: spec.KillGrace, env: env, argv: spec.Argv}
+	p.job = remoteJob{token: newToken(), dir: spec.Dir, grace: spec.KillGrace, env: env, argv: spec.Argv}
 	if strings.HasPrefix(p.job.dir, "-") {
 		p.job.dir = "./" + p.job.dir // not an option of cd
 	}
 	if spec.MPI != nil {
+		var err error
 		if p.job.argv, p.job.hostLines, err = remoteMPI(spec, p.user); err != nil {
 			return p, err
 		}

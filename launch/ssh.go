@@ -246,13 +246,12 @@ func checkEnvEntry(e string) error {
 	return nil
 }
 
-// newToken is the random part of a launch's markers.
-func newToken() (string, error) {
+// newToken is the random part of a launch's markers (crypto/rand.Read
+// never fails: it crashes the program instead).
+func newToken() string {
 	b := make([]byte, 12)
-	if _, err := rand.Read(b); err != nil {
-		return "", fmt.Errorf("launch: %w", err)
-	}
-	return hex.EncodeToString(b), nil
+	rand.Read(b)
+	return hex.EncodeToString(b)
 }
 
 var errNoSSHUser = errors.New("ssh: no user to log in as (neither the destination nor the job's identity names one)")

@@ -276,9 +276,7 @@ func (j *Job) Marshal() ([]byte, error) {
 // nonce, so no value a user wrote can pass for one.
 func marshalQuoted(v any) ([]byte, error) {
 	var nonce [8]byte
-	if _, err := rand.Read(nonce[:]); err != nil {
-		return nil, err
-	}
+	rand.Read(nonce[:]) // never fails (it crashes the program instead)
 	prefix := fmt.Sprintf("msched-quoted-%x-", nonce)
 	var saved []string
 	safe := replaceStrings(reflect.ValueOf(v), func(s string) string {
