@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -85,8 +86,9 @@ func runningJobs(sp *spool.Spool) map[string]*spool.Job {
 }
 
 // restartJobs is the workload of the restart tests: short jobs, parallel
-// jobs and long ones that are sure to be running when run is stopped.
-func restartJobs() []string {
+// jobs and long ones that are sure to be running when run is stopped:
+// they run until the file release exists.
+func restartJobs(release string) []string {
 	var bodies []string
 	for i := 0; i < 14; i++ {
 		bodies = append(bodies, fmt.Sprintf("name: short-%d\ncommand: [\"sleep\", \"0.2\"]\n", i))
@@ -95,7 +97,9 @@ func restartJobs() []string {
 		bodies = append(bodies, fmt.Sprintf("name: pair-%d\ncommand: [\"sleep\", \"0.3\"]\nhosts: {count: 2}\n", i))
 	}
 	for i := 0; i < 4; i++ {
-		bodies = append(bodies, fmt.Sprintf("name: long-%d\ncommand: [\"sleep\", \"3\"]\nwalltime: 1m\n", i))
+		// Running until the test releases them (bounded): they are
+		// surely running across the restarts, however slow the machine.
+		bodies = append(bodies, fmt.Sprintf("name: long-%d\ncommand: [sh, -c, '%s']\nwalltime: 5m\n", i, untilReleased(release)))
 	}
 	return bodies
 }
@@ -167,7 +171,8 @@ func TestRestart_KillNine(t *testing.T) {
 			<-p.done
 		}
 	}()
-	jobs := restartJobs()
+	release := filepath.Join(t.TempDir(), "release")
+	jobs := restartJobs(release)
 	// init dies with half of the submissions waiting for it.
 	for i, b := range jobs[:len(jobs)/2] {
 		submit(t, sp, fmt.Sprintf("a%02d.yaml", i), b)
@@ -210,6 +215,9 @@ func TestRestart_KillNine(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond)
 	procs["run"] = startDaemon(t, sp, "run", logf)
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 
 	waitReports(t, sp, len(jobs), 60*time.Second)
 	for _, n := range daemonNames {
@@ -238,7 +246,8 @@ func TestRestart_ContextCancel(t *testing.T) {
 			<-d.done
 		}
 	}()
-	jobs := restartJobs()
+	release := filepath.Join(t.TempDir(), "release")
+	jobs := restartJobs(release)
 	for i, b := range jobs {
 		submit(t, sp, fmt.Sprintf("j%02d.yaml", i), b)
 	}
@@ -260,6 +269,9 @@ func TestRestart_ContextCancel(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond)
 	start("run")
+	if err := os.WriteFile(release, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	waitReports(t, sp, len(jobs), 60*time.Second)
 	for _, n := range daemonNames {
 		ds[n].stop(t)

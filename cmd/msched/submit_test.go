@@ -297,15 +297,15 @@ func TestSubmit_PrintsTheJID(t *testing.T) {
 	os.WriteFile("a.yaml", []byte("command: [\"true\"]\n"), 0o644)
 	os.WriteFile("b.yaml", []byte("command: [\"true\"]\n"), 0o644)
 	os.WriteFile("sweep.yaml", []byte("command: [\"true\"]\narray: 1-3%2\n"), 0o644)
-	out, errs, err := mschedWith(t, dir, "", "submit", "a.yaml", "b.yaml")
+	out, errs, err := mschedWith(t, dir, "", "submit", "--jid-wait", "60s", "a.yaml", "b.yaml")
 	if err != nil || out != "a.yaml: submitted as J000001\nb.yaml: submitted as J000002\n" {
 		t.Errorf("submit a.yaml b.yaml: %v\n%s%s", err, out, errs)
 	}
-	out, errs, err = mschedWith(t, dir, "", "submit", "--parsable", "a.yaml", "sweep.yaml")
+	out, errs, err = mschedWith(t, dir, "", "submit", "--jid-wait", "60s", "--parsable", "a.yaml", "sweep.yaml")
 	if err != nil || out != "J000003\nJ000004\nJ000005\nJ000006\n" || errs != "" {
 		t.Errorf("submit --parsable a.yaml sweep.yaml: %v\n%q\n%s", err, out, errs)
 	}
-	out, errs, err = mschedWith(t, dir, "", "submit", "sweep.yaml")
+	out, errs, err = mschedWith(t, dir, "", "submit", "--jid-wait", "60s", "sweep.yaml")
 	if want := "sweep.yaml: submitted as J000007, an array of 3 jobs (array: 1-3%2): J000007-J000009\n"; err != nil || out != want {
 		t.Errorf("submit sweep.yaml: %v\n%q\n%s\nwant %q", err, out, errs, want)
 	}
@@ -492,7 +492,7 @@ func TestSubmit_HelpExplainsEveryFlag(t *testing.T) {
 // non-zero in the order submitted. Ctrl-C stops the waiting, not the job.
 func TestSubmit_WaitExitsWithTheJobsStatus(t *testing.T) {
 	sp, dir := startDaemons(t, 4, daemonNames...)
-	sh := func(script string) []string { return []string{"submit", "--wait", "--", "/bin/sh", "-c", script} }
+	sh := func(script string) []string { return []string{"submit", "--jid-wait", "60s", "--wait", "--", "/bin/sh", "-c", script} }
 	out, errs, err := mschedWith(t, dir, "", sh("exit 0")...)
 	if err != nil || out != "sh: submitted as J000001\nJ000001: exited with status 0\n" {
 		t.Errorf("exit 0: %v\n%q\n%s", err, out, errs)
@@ -505,21 +505,29 @@ func TestSubmit_WaitExitsWithTheJobsStatus(t *testing.T) {
 	if exitCode(err) != 128+9 || !strings.Contains(err.Error(), "killed by SIGKILL") {
 		t.Errorf("killed by SIGKILL: exit %d, %v", exitCode(err), err)
 	}
-	out, _, err = mschedWith(t, dir, "", "submit", "--wait", "--afterok", "2", "--", "true")
+	out, _, err = mschedWith(t, dir, "", "submit", "--jid-wait", "60s", "--wait", "--afterok", "2", "--", "true")
 	if exitCode(err) != exitRefused || !strings.Contains(err.Error(), "J000004 rejected: afterok: J000002 exited with status 3; it had to exit with status 0") {
 		t.Errorf("afterok a failed job: exit %d, %v\n%s", exitCode(err), err, out)
 	}
 	// Several: the first non-zero in the order submitted, though it ends last.
 	os.WriteFile("slow.yaml", []byte("command: [/bin/sh, -c, \"sleep 0.5; exit 6\"]\n"), 0o644)
 	os.WriteFile("fast.yaml", []byte("command: [/bin/sh, -c, \"exit 5\"]\n"), 0o644)
-	out, errs, err = mschedWith(t, dir, "", "submit", "--wait", "--parsable", "slow.yaml", "fast.yaml")
+	out, errs, err = mschedWith(t, dir, "", "submit", "--jid-wait", "60s", "--wait", "--parsable", "slow.yaml", "fast.yaml")
 	if exitCode(err) != 6 || out != "J000005\nJ000006\n" || !strings.Contains(errs, "J000006: exited with status 5") {
 		t.Errorf("two jobs: exit %d, %v\n%q\n%s", exitCode(err), err, out, errs)
 	}
-	// Ctrl-C.
+	// Ctrl-C, once the job runs (so that it has its JID, whatever init's
+	// pace; bounded: the command ends in 30 s anyway).
 	ctx, cancel := context.WithCancel(context.Background())
-	time.AfterFunc(time.Second, cancel)
-	_, _, err = mschedCtx(ctx, dir, "", "submit", "--wait", "--", "sleep", "30")
+	go func() {
+		defer cancel()
+		for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+			if st, _ := sp.StateOf("J000007"); st == spool.Running {
+				return
+			}
+		}
+	}()
+	_, _, err = mschedCtx(ctx, dir, "", "submit", "--jid-wait", "60s", "--wait", "--", "sleep", "30")
 	if exitCode(err) != 130 || !strings.Contains(err.Error(), "stopped waiting for J000007; the jobs go on") {
 		t.Errorf("Ctrl-C: exit %d, %v", exitCode(err), err)
 	}
@@ -586,7 +594,9 @@ func TestSubmit_DependencyWaits(t *testing.T) {
 	if out, errs, err := mschedWith(t, dir, "", "submit", "--wait", "--after", "2", "--", "true"); err != nil {
 		t.Errorf("%v\n%s%s", err, out, errs)
 	}
-	if r := readRecords(t, sp); len(r) != 3 {
+	// --wait returns once the job is in finished/ (its outcome is known),
+	// which may be before the reaper has written the records.
+	if r := waitRecords(t, sp, 3, 30*time.Second); len(r) != 3 {
 		t.Errorf("%d records", len(r))
 	}
 }
