@@ -23,24 +23,44 @@ import (
 // restarted between handing it over and removing the job) is not queued a
 // second time: one file, one mail.
 func TestMailer_SameJIDQueuedOnce(t *testing.T) {
-	s := startSMTP(t, plainServer, func(s *smtpServer) { s.tempFails = 1 })
-	cfg := configFor(s)
-	cfg.Retry.First = 200 * time.Millisecond
-	m, db := openMailer(t, cfg, "")
+	// The first attempt is refused, and the retry held at the server until
+	// the test releases it: the report's file waits in the queue for as
+	// long as the test needs, whatever the machine's load.
+	s := startSMTP(t, plainServer, func(s *smtpServer) { s.tempFails, s.holdAfter = 1, 1 })
+	m, db := openMailer(t, configFor(s), "")
 	rep := report("J000021", "twice", "bob@example.org")
 	if err := m.Notify(context.Background(), rep); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "the first attempt is deferred", func() bool { return len(s.attempts()) == 1 && m.Pending() == 1 })
+	eventually(t, "the first attempt is deferred and the retry waits", func() bool { return len(s.attempts()) == 2 })
+	// The queue file as deferred; it does not change while the retry waits.
+	file := func() (q []string, e struct {
+		MessageID string `json:"message_id"`
+		Attempts  int    `json:"attempts"`
+	}) {
+		q = queueFiles(t, db)
+		if len(q) == 1 {
+			b, err := os.ReadFile(filepath.Join(db, notify.MailQueueDir, q[0]))
+			if err == nil {
+				err = json.Unmarshal(b, &e)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		return q, e
+	}
+	_, deferred := file()
 	if err := m.Notify(context.Background(), rep); err != nil {
 		t.Fatal(err)
 	}
-	if q := queueFiles(t, db); len(q) != 1 {
-		t.Errorf("queue %v; want one file for J000021", q)
+	if q, e := file(); len(q) != 1 || e != deferred || e.Attempts != 1 {
+		t.Errorf("queue %v holding %+v; want one file for J000021, the deferred one %+v", q, e, deferred)
 	}
+	s.release()
 	eventually(t, "the queue is empty", func() bool { return len(queueFiles(t, db)) == 0 })
-	if n := len(s.messages()); n != 1 {
-		t.Errorf("%d messages delivered, want 1", n)
+	if n, a := len(s.messages()), len(s.attempts()); n != 1 || a != 2 {
+		t.Errorf("%d messages delivered in %d attempts, want 1 in 2", n, a)
 	}
 }
 

@@ -30,6 +30,13 @@ type smtpServer struct {
 	user, pass string // non-empty: AUTH PLAIN (after TLS) required before MAIL
 	tempFails  int    // the first tempFails messages are answered 451 after DATA
 	rcptCode   int    // non-zero: every RCPT TO is answered with this code
+	// holdAfter > 0: every delivery attempt after the first holdAfter waits
+	// at MAIL FROM (after it is counted in mails) until release is called
+	// or the test ends: a retry that must not complete before the test says.
+	holdAfter int
+
+	released    chan struct{}
+	releaseOnce sync.Once
 
 	mu       sync.Mutex
 	mails    []time.Time // when each MAIL FROM arrived: one per delivery attempt
@@ -58,7 +65,7 @@ const (
 // accepts connections. It is closed when the test ends.
 func startSMTP(t *testing.T, mode serverMode, configure func(*smtpServer)) *smtpServer {
 	t.Helper()
-	s := &smtpServer{}
+	s := &smtpServer{released: make(chan struct{})}
 	if configure != nil {
 		configure(s)
 	}
@@ -67,7 +74,9 @@ func startSMTP(t *testing.T, mode serverMode, configure func(*smtpServer)) *smtp
 	}))
 	srv.Domain = "localhost"
 	srv.ErrorLog = testLogger{t}
-	srv.ReadTimeout, srv.WriteTimeout = 10*time.Second, 10*time.Second
+	// Bounds on a client's next command, which comes in milliseconds: an
+	// idle timeout would fail an attempt the test counts.
+	srv.ReadTimeout, srv.WriteTimeout = waitBound, waitBound
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -88,8 +97,12 @@ func startSMTP(t *testing.T, mode serverMode, configure func(*smtpServer)) *smtp
 	done := make(chan struct{})
 	go func() { defer close(done); _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close(); <-done })
+	t.Cleanup(s.release) // first: a held session ends too
 	return s
 }
+
+// release lets the attempts held by holdAfter go on, and the later ones.
+func (s *smtpServer) release() { s.releaseOnce.Do(func() { close(s.released) }) }
 
 func (s *smtpServer) attempts() []time.Time {
 	s.mu.Lock()
@@ -134,8 +147,12 @@ func (se *session) Auth(mech string) (sasl.Server, error) {
 func (se *session) Mail(from string, _ *smtp.MailOptions) error {
 	s := se.s
 	s.mu.Lock()
-	defer s.mu.Unlock()
 	s.mails = append(s.mails, time.Now())
+	held := s.holdAfter > 0 && len(s.mails) > s.holdAfter
+	s.mu.Unlock()
+	if held {
+		<-s.released
+	}
 	if s.user != "" && se.user == "" {
 		return &smtp.SMTPError{Code: 530, EnhancedCode: smtp.EnhancedCode{5, 7, 0}, Message: "Authentication required"}
 	}
