@@ -82,6 +82,36 @@ func gone(pid int) bool {
 	return i+2 < len(b) && b[i+2] == 'Z'
 }
 
+// gated is the argv of a job that waits for the file gate (openGate), then
+// runs the shell command then. It must still be running when the test looks
+// (an Adopt), however slow the machine: a job that merely sleeps may have
+// ended by then. The wait is bounded (600 rounds of 50 ms, 30 s or more) so
+// that the job ends even if the test fails first, and a job that ends by the
+// bound exits 99 instead of running then.
+func gated(gate, then string) []string {
+	return []string{"sh", "-c",
+		`i=0; while [ ! -e "$1" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done; [ -e "$1" ] || exit 99; ` + then,
+		"job", gate}
+}
+
+// newGate names a gate file in dir for gated, which the job must be able to
+// see (dir searchable by the job's user). When the test ends the gate is
+// opened, so that a job whose test failed before openGate ends too.
+func newGate(t *testing.T, dir string) string {
+	t.Helper()
+	gate := filepath.Join(dir, "gate")
+	t.Cleanup(func() { os.WriteFile(gate, nil, 0o644) })
+	return gate
+}
+
+// openGate creates gate, letting a gated job go on.
+func openGate(t *testing.T, gate string) {
+	t.Helper()
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 func readPid(t *testing.T, path string) int {
 	t.Helper()
 	var pid int
@@ -124,29 +154,31 @@ func TestLocal_ExitStatus(t *testing.T) {
 }
 
 func TestLocal_Walltime(t *testing.T) {
+	// The upper bounds are generous (a loaded machine may be slow to run
+	// the shepherd); a job the walltime did not end would run for minutes.
 	t.Run("term", func(t *testing.T) {
-		spec := newSpec(t, "sleep", "30")
+		spec := newSpec(t, "sleep", "300")
 		spec.Walltime = time.Second
 		begin := time.Now()
 		res := run(t, spec)
 		if res.Reason != "walltime exceeded" || res.Signal != "SIGTERM" || res.ExitStatus != -1 {
 			t.Fatalf("got %+v", res)
 		}
-		if d := time.Since(begin); d < time.Second || d > 5*time.Second {
+		if d := time.Since(begin); d < time.Second || d > waitBound {
 			t.Errorf("took %v for a 1 s walltime", d)
 		}
 	})
 	t.Run("kill after grace", func(t *testing.T) {
 		// The job ignores SIGTERM (and sleep inherits that): only the
 		// SIGKILL after the grace period ends it.
-		spec := newSpec(t, "sh", "-c", `trap "" TERM; sleep 30`)
+		spec := newSpec(t, "sh", "-c", `trap "" TERM; sleep 300`)
 		spec.Walltime = 300 * time.Millisecond
 		begin := time.Now()
 		res := run(t, spec)
 		if res.Reason != "walltime exceeded" || res.Signal != "SIGKILL" {
 			t.Fatalf("got %+v", res)
 		}
-		if d := time.Since(begin); d < 500*time.Millisecond || d > 5*time.Second {
+		if d := time.Since(begin); d < 500*time.Millisecond || d > waitBound {
 			t.Errorf("took %v for 300 ms walltime + 200 ms grace", d)
 		}
 	})
@@ -355,7 +387,8 @@ func TestLocal_ShepherdInOwnSession(t *testing.T) {
 }
 
 func TestAdopt_AfterHandleDropped(t *testing.T) {
-	spec := newSpec(t, "sh", "-c", "sleep 0.3; exit 4")
+	gate := newGate(t, t.TempDir())
+	spec := newSpec(t, gated(gate, "exit 4")...)
 	if _, err := testLocal(t).Start(context.Background(), spec); err != nil {
 		t.Fatal(err)
 	}
@@ -363,6 +396,7 @@ func TestAdopt_AfterHandleDropped(t *testing.T) {
 	if err != nil || a.State != Running {
 		t.Fatalf("Adopt: %v %v, want running", a.State, err)
 	}
+	openGate(t, gate)
 	res := wait(t, a.Handle)
 	if res.ExitStatus != 4 {
 		t.Fatalf("got %+v", res)
@@ -376,7 +410,8 @@ func TestAdopt_AfterHandleDropped(t *testing.T) {
 // TestAdopt_AfterDaemonKilled kills -9 a process that started a shepherd, as
 // when the run daemon crashes, and checks the job survives and is adopted.
 func TestAdopt_AfterDaemonKilled(t *testing.T) {
-	spec := newSpec(t, "sh", "-c", "sleep 0.5; echo done")
+	gate := newGate(t, t.TempDir())
+	spec := newSpec(t, gated(gate, "echo done")...)
 	spec, _ = spec.normalize()
 	data, _ := json.Marshal(spec)
 	exe, _ := os.Executable()
@@ -404,6 +439,9 @@ func TestAdopt_AfterDaemonKilled(t *testing.T) {
 	if got := strconv.Itoa(a.Handle.Pid()); got+"\n" != line {
 		t.Errorf("adopted shepherd pid %s, daemon started %s", got, line)
 	}
+	// Only now, the daemon killed and reaped and the job adopted while it
+	// runs, may it end.
+	openGate(t, gate)
 	if res := wait(t, a.Handle); !res.OK() {
 		t.Fatalf("got %+v", res)
 	}
@@ -413,10 +451,16 @@ func TestAdopt_AfterDaemonKilled(t *testing.T) {
 }
 
 func TestAdopt_CancelAdopted(t *testing.T) {
-	spec := newSpec(t, "sleep", "30")
+	spec := newSpec(t, "sleep", "300")
 	if _, err := testLocal(t).Start(context.Background(), spec); err != nil {
 		t.Fatal(err)
 	}
+	// The job must have started, or the cancel stops the shepherd before
+	// it starts it (a cancel too, but no SIGTERM to a job).
+	eventually(t, "pid file names the job", func() bool {
+		rec, err := ReadPidFile(spec.PidPath)
+		return err == nil && rec.Pgid != 0
+	})
 	a, err := Adopt(spec.PidPath, spec.ResultPath)
 	if err != nil || a.State != Running {
 		t.Fatalf("Adopt: %v %v", a.State, err)

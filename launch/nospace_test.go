@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
 
 	"msched/internal/diskfull"
 )
@@ -35,12 +36,21 @@ func TestLocal_ResultWaitsForSpace(t *testing.T) {
 		t.Fatal("the job did not start")
 	}
 	free := diskfull.Fill(t, fs)
+	// Each try of the Result's write creates its temporary (an empty file
+	// still fits on the full tmpfs; its write does not).
+	tries := countCreates(t, fs, ".j1.result.")
 	if err := os.WriteFile(gate, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	eventually(t, "the job ended", func() bool { return gone(rec.Pgid) })
-	// Full for a while after the job's end: the shepherd must still be
-	// there, waiting to write, not gone with the job taken for lost.
+	// Full after the job's end, until the shepherd has tried to write the
+	// Result and tried again: it must still be there, waiting to write,
+	// not gone with the job taken for lost. (Without waiting for the tries
+	// a slow shepherd might not have tried yet, and this proved nothing.)
+	eventually(t, "the Result's write tried twice", func() bool { return tries() >= 2 || gone(h.Pid()) })
+	if n := tries(); n < 2 {
+		t.Fatalf("the shepherd ended, with the disk full, after %d tries of its Result's write", n)
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 500*time.Millisecond)
 	res, err := h.Wait(ctx)
 	cancel()
@@ -51,14 +61,56 @@ func TestLocal_ResultWaitsForSpace(t *testing.T) {
 		t.Fatalf("a result on a full file system? %v", err)
 	}
 	free()
+	// The next try comes within atomicfile.NoSpaceMaxWait (1 s); the bound
+	// is generous for a loaded machine. A shepherd that did not try again
+	// by itself would never write it.
 	begin := time.Now()
 	res = wait(t, h)
 	if !res.OK() {
 		t.Errorf("result %+v, want the job's exit status 0", res)
 	}
-	if d := time.Since(begin); d > 3*time.Second {
+	if d := time.Since(begin); d > waitBound {
 		t.Errorf("result written %v after space came back", d)
 	}
+}
+
+// countCreates watches dir (inotify) from now until the test ends, and
+// returns a function that counts the files created in it whose names begin
+// with prefix.
+func countCreates(t *testing.T, dir, prefix string) func() int {
+	t.Helper()
+	fd, err := syscall.InotifyInit1(syscall.IN_CLOEXEC | syscall.IN_NONBLOCK)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := os.NewFile(uintptr(fd), "inotify") // non-blocking: Close ends a Read
+	if _, err := syscall.InotifyAddWatch(fd, dir, syscall.IN_CREATE); err != nil {
+		f.Close()
+		t.Fatal(err)
+	}
+	var n atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		buf := make([]byte, 64<<10)
+		for {
+			k, err := f.Read(buf)
+			if err != nil {
+				return
+			}
+			for b := buf[:k]; len(b) >= syscall.SizeofInotifyEvent; {
+				ev := (*syscall.InotifyEvent)(unsafe.Pointer(&b[0]))
+				end := syscall.SizeofInotifyEvent + int(ev.Len)
+				name := strings.TrimRight(string(b[syscall.SizeofInotifyEvent:end]), "\x00")
+				if strings.HasPrefix(name, prefix) {
+					n.Add(1)
+				}
+				b = b[end:]
+			}
+		}
+	}()
+	t.Cleanup(func() { f.Close(); <-done })
+	return func() int { return int(n.Load()) }
 }
 
 // The same without a full disk: the Result's write fails with ENOSPC a few
