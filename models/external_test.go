@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -298,13 +297,13 @@ func TestExternal_KilledProcessIsRestarted(t *testing.T) {
 	if models.ExternalStarts(m) != 2 || len(after) != 1 || after[0] == pids[0] {
 		t.Errorf("after the restart: pids %v (killed %d), %d starts; want one new process", after, pids[0], models.ExternalStarts(m))
 	}
-	waitGroupGone(t, pids[0], 5*time.Second)
+	waitGroupGone(t, pids[0], 20*time.Second)
 }
 
 func TestExternal_CrashDuringRequestIsRetriedOnce(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "crash")
 	t.Setenv("SLEEPY_CRASH", marker)
-	lib := sleepyLib(t, map[string]string{"sleepy.yaml": "name: sleepy\nkind: external\ndata: {command: [./sleepy.sh], timeout: 5s}\n"})
+	lib := sleepyLib(t, map[string]string{"sleepy.yaml": "name: sleepy\nkind: external\ndata: {command: [./sleepy.sh], timeout: 20s}\n"})
 	m, _ := lib.Get("sleepy")
 	ctx := ctxFor(t, 30*time.Second)
 	predict := func(tag float64) (float64, error) {
@@ -327,13 +326,20 @@ func TestExternal_CrashDuringRequestIsRetriedOnce(t *testing.T) {
 }
 
 func TestExternal_HungProcessTimesOutAndIsKilled(t *testing.T) {
+	// The cooldown outlasts the test, however slow the machine.
 	lib := sleepyLib(t, map[string]string{
-		"hang.yaml": "name: hang\nkind: external\ndata: {command: [sleepy.sh], timeout: 300ms, cooldown: 10s, processes: 1}\n",
+		"hang.yaml": "name: hang\nkind: external\ndata: {command: [sleepy.sh], timeout: 300ms, cooldown: 10m, processes: 1}\n",
 	})
 	ev := openEvaluator(t, lib)
 	m, _ := lib.Get("hang")
-	ctx := ctxFor(t, 30*time.Second)
-	if v, err := ev.Predict(ctx, "hang", map[string]float64{"tag": 4}, hosts("generic", 0.0)); err != nil || v != 4 {
+	ctx := ctxFor(t, 60*time.Second)
+	// The first answer starts the process (sh, its list, an eval that forks
+	// sleep): a loaded machine may take longer than the file's 300ms, which
+	// is for the hung request below, so it gets more.
+	timeout := models.SetExternalTimeout(m, 20*time.Second)
+	v, err := ev.Predict(ctx, "hang", map[string]float64{"tag": 4}, hosts("generic", 0.0))
+	models.SetExternalTimeout(m, timeout)
+	if err != nil || v != 4 {
 		t.Fatalf("a quick answer first: %v, %v", v, err)
 	}
 	pids := models.ExternalPids(m)
@@ -341,23 +347,26 @@ func TestExternal_HungProcessTimesOutAndIsKilled(t *testing.T) {
 		t.Fatalf("pids %v, want one", pids)
 	}
 	start := time.Now()
-	_, err := ev.Predict(ctx, "hang", map[string]float64{"tag": 5, "s": 60}, hosts("generic", 0.0))
+	_, err = ev.Predict(ctx, "hang", map[string]float64{"tag": 5, "s": 600}, hosts("generic", 0.0))
 	took := time.Since(start)
 	if err == nil || !strings.Contains(err.Error(), "timed out after 300ms") {
 		t.Fatalf("hung model: err %v, want a timeout", err)
 	}
-	if took < 300*time.Millisecond || took > 2*time.Second {
+	// Generous above, for a loaded machine: the hang itself is 10 minutes.
+	if took < 300*time.Millisecond || took > 20*time.Second {
 		t.Errorf("hung model answered after %v, want just over the 300ms timeout", took)
 	}
 	// The program and the sleep(1) it was waiting for are both gone.
-	waitGroupGone(t, pids[0], 2*time.Second)
+	waitGroupGone(t, pids[0], 20*time.Second)
 	if left := models.ExternalPids(m); len(left) != 0 {
 		t.Errorf("pids %v left after the timeout", left)
 	}
-	// During the cooldown the model fails at once, without a process.
+	// During the cooldown the model fails at once, without a process: the
+	// error is the one said before any wait for a process, and none is
+	// started. (The bound on the time is generous, for a loaded machine.)
 	start = time.Now()
 	_, err = ev.Predict(ctx, "hang", map[string]float64{"tag": 6}, hosts("generic", 0.0))
-	if err == nil || !strings.Contains(err.Error(), "failing fast") || time.Since(start) > 200*time.Millisecond {
+	if err == nil || !strings.Contains(err.Error(), "failing fast") || time.Since(start) > 20*time.Second {
 		t.Errorf("in the cooldown: %v after %v, want a fast failure", err, time.Since(start))
 	}
 	if n := models.ExternalStarts(m); n != 1 {
@@ -370,8 +379,8 @@ func TestExternal_HungProcessTimesOutAndIsKilled(t *testing.T) {
 // model's prediction.
 func TestExternal_PolicyFallsBackWhenTheModelHangs(t *testing.T) {
 	lib := sleepyLib(t, map[string]string{
-		"hang.yaml":  "name: hang\nkind: external\nparams: {s: 60, tag: 1}\ndata: {command: [sleepy.sh], timeout: 200ms}\n",
-		"quick.yaml": "name: quick\nkind: external\nparams: {tag: 7}\ndata: {command: [sleepy.sh]}\n",
+		"hang.yaml":  "name: hang\nkind: external\nparams: {s: 600, tag: 1}\ndata: {command: [sleepy.sh], timeout: 200ms}\n",
+		"quick.yaml": "name: quick\nkind: external\nparams: {tag: 7}\ndata: {command: [sleepy.sh], timeout: 20s}\n",
 	})
 	ev := openEvaluator(t, lib)
 	pol, err := policy.New("fifo", policy.Options{Predictor: policy.NewModelPredictor(ev, lib.Hardware(), nil)})
@@ -392,7 +401,8 @@ func TestExternal_PolicyFallsBackWhenTheModelHangs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took > 5*time.Second {
+	// Generous, for a loaded machine: the hang itself is 10 minutes.
+	if took := time.Since(start); took > 20*time.Second {
 		t.Errorf("planning took %v with a hung model", took)
 	}
 	got := map[string]time.Duration{}
@@ -408,40 +418,64 @@ func TestExternal_PolicyFallsBackWhenTheModelHangs(t *testing.T) {
 }
 
 func TestExternal_CloseStopsEveryProcess(t *testing.T) {
+	gate := filepath.Join(t.TempDir(), "gate")
+	t.Setenv("SLEEPY_GATE", gate) // inherited by the processes
+	t.Cleanup(func() { os.WriteFile(gate, nil, 0o644) })
+	// The timeout is far longer than the bounds below: a Close that waited
+	// for the hung request to time out would take minutes.
 	lib := sleepyLib(t, map[string]string{
-		"sleepy.yaml": "name: sleepy\nkind: external\ndata: {command: [sleepy.sh], timeout: 20s, processes: 3}\n",
+		"sleepy.yaml": "name: sleepy\nkind: external\ndata: {command: [sleepy.sh], timeout: 5m, processes: 3}\n",
 	})
 	m, _ := lib.Get("sleepy")
-	ctx := ctxFor(t, 30*time.Second)
+	ctx := ctxFor(t, 10*time.Minute)
 	// One request hangs, busy, while Close runs; two more at once need two
-	// more processes, which answer after 0.3 s and go idle.
+	// more processes, which answer once both have theirs and go idle.
 	hung := make(chan error, 1)
 	go func() {
-		_, err := m.Predict(ctx, models.Scenario{Params: map[string]float64{"tag": 3, "s": 60}, Hosts: hosts("generic", 0.0)})
+		_, err := m.Predict(ctx, models.Scenario{Params: map[string]float64{"tag": 3, "s": 600}, Hosts: hosts("generic", 0.0)})
 		hung <- err
 	}()
-	for deadline := time.Now().Add(5 * time.Second); models.ExternalStarts(m) < 1 && time.Now().Before(deadline); {
-		time.Sleep(5 * time.Millisecond)
-	}
-	var wg sync.WaitGroup
-	for tag := 1; tag <= 2; tag++ {
-		wg.Go(func() {
-			p := map[string]float64{"tag": float64(tag), "s": 0.3}
-			if v, err := m.Predict(ctx, models.Scenario{Params: p, Hosts: hosts("generic", 0.0)}); err != nil || v != float64(tag) {
-				t.Errorf("tag %d: %v, %v", tag, v, err)
+	waitStarts := func(n int) {
+		t.Helper()
+		for deadline := time.Now().Add(20 * time.Second); models.ExternalStarts(m) < n; time.Sleep(5 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%d processes started after 20s, want %d", models.ExternalStarts(m), n)
 			}
-		})
+		}
 	}
-	wg.Wait()
+	waitStarts(1)
+	type answer struct {
+		tag, v float64
+		err    error
+	}
+	answers := make(chan answer, 2)
+	for tag := 1.0; tag <= 2; tag++ {
+		go func() {
+			p := map[string]float64{"tag": tag, "s": -1} // until the gate opens
+			v, err := m.Predict(ctx, models.Scenario{Params: p, Hosts: hosts("generic", 0.0)})
+			answers <- answer{tag, v, err}
+		}()
+	}
+	// Both in flight at once, each with a process of its own.
+	waitStarts(3)
+	if err := os.WriteFile(gate, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for range 2 {
+		if a := <-answers; a.err != nil || a.v != a.tag {
+			t.Errorf("tag %v: %v, %v", a.tag, a.v, a.err)
+		}
+	}
 	pids := models.ExternalPids(m)
 	if len(pids) != 3 {
 		t.Fatalf("pids %v before Close, want 3 processes", pids)
 	}
+	// Generous bounds, for a loaded machine.
 	start := time.Now()
 	if err := lib.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if took := time.Since(start); took > 3*time.Second {
+	if took := time.Since(start); took > 20*time.Second {
 		t.Errorf("Close took %v", took)
 	}
 	select {
@@ -449,11 +483,11 @@ func TestExternal_CloseStopsEveryProcess(t *testing.T) {
 		if err == nil {
 			t.Error("the request in flight at Close succeeded")
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(20 * time.Second):
 		t.Fatal("the request in flight at Close did not return")
 	}
 	for _, pid := range pids {
-		waitGroupGone(t, pid, 2*time.Second)
+		waitGroupGone(t, pid, 20*time.Second)
 	}
 	if _, err := m.Predict(ctx, models.Scenario{Params: map[string]float64{"tag": 1}, Hosts: hosts("generic", 0.0)}); err == nil || !strings.Contains(err.Error(), "closed") {
 		t.Errorf("after Close: %v, want an error saying the model is closed", err)
@@ -559,22 +593,38 @@ func TestExternal_FingerprintFollowsTheProgram(t *testing.T) {
 // TestExternal_ContextEndsARequest: the caller's context bounds a request
 // below the model's timeout; the process, in an unknown state, is killed.
 func TestExternal_ContextEndsARequest(t *testing.T) {
-	lib := sleepyLib(t, map[string]string{"sleepy.yaml": "name: sleepy\nkind: external\ndata: {command: [sleepy.sh], timeout: 20s}\n"})
+	// The model's timeout is far longer than the bounds below: a request
+	// that ran to it would take minutes.
+	lib := sleepyLib(t, map[string]string{"sleepy.yaml": "name: sleepy\nkind: external\ndata: {command: [sleepy.sh], timeout: 5m}\n"})
 	m, _ := lib.Get("sleepy")
-	if _, err := m.Predict(ctxFor(t, 10*time.Second), models.Scenario{Params: map[string]float64{"tag": 1}, Hosts: hosts("generic", 0.0)}); err != nil {
+	if _, err := m.Predict(ctxFor(t, 30*time.Second), models.Scenario{Params: map[string]float64{"tag": 1}, Hosts: hosts("generic", 0.0)}); err != nil {
 		t.Fatal(err)
 	}
 	pid := models.ExternalPids(m)[0]
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
-	defer cancel()
-	start := time.Now()
-	_, err := m.Predict(ctx, models.Scenario{Params: map[string]float64{"tag": 2, "s": 60}, Hosts: hosts("generic", 0.0)})
-	if err == nil || !errors.Is(err, context.DeadlineExceeded) || time.Since(start) > 2*time.Second {
-		t.Fatalf("%v after %v, want the context's deadline soon after 150ms", err, time.Since(start))
+	// The deadline must pass while the request is with the process. On a
+	// loaded machine it may pass before the request gets there: the
+	// request then fails without asking the process, which rightly lives
+	// on; so try again with a longer deadline.
+	for d := 150 * time.Millisecond; ; d *= 2 {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		start := time.Now()
+		_, err := m.Predict(ctx, models.Scenario{Params: map[string]float64{"tag": 2, "s": 600}, Hosts: hosts("generic", 0.0)})
+		took := time.Since(start)
+		cancel()
+		if err == nil || !errors.Is(err, context.DeadlineExceeded) || took > d+20*time.Second {
+			t.Fatalf("%v after %v, want the context's deadline soon after %v", err, took, d)
+		}
+		if strings.Contains(err.Error(), "request abandoned") {
+			break
+		}
+		if d > 10*time.Second {
+			t.Fatalf("the request never reached the process: %v", err)
+		}
+		t.Logf("deadline %v passed before the request reached the process (%v); again", d, err)
 	}
-	waitGroupGone(t, pid, 2*time.Second)
+	waitGroupGone(t, pid, 20*time.Second)
 	// No cooldown for the caller's own deadline: the next request runs.
-	if v, err := m.Predict(ctxFor(t, 10*time.Second), models.Scenario{Params: map[string]float64{"tag": 3}, Hosts: hosts("generic", 0.0)}); err != nil || v != 3 {
+	if v, err := m.Predict(ctxFor(t, 30*time.Second), models.Scenario{Params: map[string]float64{"tag": 3}, Hosts: hosts("generic", 0.0)}); err != nil || v != 3 {
 		t.Errorf("after an abandoned request: %v, %v", v, err)
 	}
 }

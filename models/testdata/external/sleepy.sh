@@ -2,7 +2,8 @@
 # sleepy.sh: a test model program speaking the session protocol, whose eval
 # misbehaves on demand. Parameters:
 #   s    seconds to sleep (in a child process, sleep(1)) before answering eval;
-#        a large s is a hung model
+#        a large s is a hung model; -1 waits instead for the file named by
+#        $SLEEPY_GATE to exist (checking every 50 ms, 600 times at most)
 #   tag  the answer of eval; it has no value until set ("-" in list), and eval
 #        without it is an error
 # If $SLEEPY_CRASH names an existing file, the next eval removes it and the
@@ -33,7 +34,12 @@ while IFS= read -r line || [ -n "$line" ]; do
 			exit 3
 		fi
 		if [ -z "$tag" ]; then echo "error: tag has no value"; continue; fi
-		sleep "$s"
+		if [ "$s" = -1 ]; then
+			i=0
+			while [ ! -e "${SLEEPY_GATE:-}" ] && [ $i -lt 600 ]; do sleep 0.05; i=$((i+1)); done
+		else
+			sleep "$s"
+		fi
 		echo "$tag"
 		;;
 	quit)
