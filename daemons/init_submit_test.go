@@ -215,8 +215,11 @@ func TestInit_RetriesAFailedMove(t *testing.T) {
 // writeInPlace writes pieces into submitted/name as a user's editor or
 // shell might: one open, a pause between pieces, then close (reopen:
 // false), or each piece appended through its own open and close (reopen:
-// true, as `echo … >> file` does).
-func writeInPlace(t *testing.T, path string, pieces []string, pause time.Duration, reopen bool) {
+// true, as `echo … >> file` does). It returns the longest time the file
+// may have been left unchanged between its creation and its last write:
+// from before one write (or the creating open) to after the next, which a
+// loaded machine can make much longer than pause.
+func writeInPlace(t *testing.T, path string, pieces []string, pause time.Duration, reopen bool) (longest time.Duration) {
 	t.Helper()
 	open := func() *os.File {
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
@@ -225,6 +228,7 @@ func writeInPlace(t *testing.T, path string, pieces []string, pause time.Duratio
 		}
 		return f
 	}
+	last := time.Now() // before the file is made
 	f := open()
 	for i, p := range pieces {
 		if i > 0 {
@@ -233,15 +237,19 @@ func writeInPlace(t *testing.T, path string, pieces []string, pause time.Duratio
 				f = open()
 			}
 		}
+		before := time.Now()
 		if _, err := f.WriteString(p); err != nil {
 			t.Fatal(err)
 		}
+		longest = max(longest, time.Since(last))
+		last = before
 		if reopen || i == len(pieces)-1 {
 			if err := f.Close(); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
+	return longest
 }
 
 // A file written in place is claimed only once it is complete: not while
@@ -250,8 +258,15 @@ func writeInPlace(t *testing.T, path string, pieces []string, pause time.Duratio
 // through separate opens, pausing less than that, is not read half-written
 // either. The old init claimed each after its first piece and rejected it
 // ("command: required").
+//
+// A writer through separate opens that is held up for QuietTime between
+// two pieces may have its file claimed half-written: the quiet time says
+// so. Such a try (half of QuietTime already leaves no margin) proves
+// nothing either way: it is made again, and the test skipped if no try
+// kept its pace.
 func TestInit_InPlaceWriterClaimedWhenComplete(t *testing.T) {
 	pieces := []string{"name: inplace\n", "command: [\"true\"]\n", "hosts: {count: 1}\n", "walltime: 1m\n"}
+	const tries = 5
 	for _, c := range []struct {
 		name   string
 		pause  time.Duration
@@ -262,20 +277,31 @@ func TestInit_InPlaceWriterClaimedWhenComplete(t *testing.T) {
 		{"an open per piece", spool.QuietTime / 4, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			sp := newTestSpool(t)
-			startDaemon(t, (&Init{testEnv(t, sp)}).Run)
-			path := filepath.Join(sp.Dir(spool.Submitted), "inplace.yaml")
-			writeInPlace(t, path, pieces, c.pause, c.reopen)
-			closed := time.Now()
-			eventually(t, "judged", func() bool { return jobsIn(t, sp, spool.Queued)+jobsIn(t, sp, spool.Rejected) > 0 })
-			if r, err := sp.Read(spool.Rejected, "J000001"); err == nil {
-				t.Fatalf("claimed half-written and rejected: %q", r.Reason)
+			for try := 1; ; try++ {
+				sp := newTestSpool(t)
+				stop := startDaemon(t, (&Init{testEnv(t, sp)}).Run)
+				path := filepath.Join(sp.Dir(spool.Submitted), "inplace.yaml")
+				longest := writeInPlace(t, path, pieces, c.pause, c.reopen)
+				closed := time.Now()
+				eventually(t, "judged", func() bool { return jobsIn(t, sp, spool.Queued)+jobsIn(t, sp, spool.Rejected) > 0 })
+				stop()
+				if c.reopen && longest >= spool.QuietTime/2 {
+					if try == tries {
+						t.Skipf("in each of %d tries the writer was held up between two pieces (last: %v): none tells whether init waits for the quiet time", tries, longest)
+					}
+					t.Logf("try %d: the writer was held up %v between two pieces; trying again", try, longest)
+					continue
+				}
+				if r, err := sp.Read(spool.Rejected, "J000001"); err == nil {
+					t.Fatalf("claimed half-written and rejected (the file unchanged for at most %v): %q", longest, r.Reason)
+				}
+				j := inState(t, sp, "J000001", spool.Queued)
+				if j.Name != "inplace" || j.Walltime == 0 {
+					t.Errorf("queued as %+v", j)
+				}
+				t.Logf("queued %v after the writer closed", time.Since(closed))
+				return
 			}
-			j := inState(t, sp, "J000001", spool.Queued)
-			if j.Name != "inplace" || j.Walltime == 0 {
-				t.Errorf("queued as %+v", j)
-			}
-			t.Logf("queued %v after the writer closed", time.Since(closed))
 		})
 	}
 }
@@ -291,12 +317,20 @@ func TestInit_RenamedSubmissionsNotDelayed(t *testing.T) {
 		t.Fatal(err)
 	}
 	data := []byte("command: [\"true\"]\n")
+	// One first, so that init is up before the times are taken: a file
+	// that is there before init watches submitted/ waits for the quiet
+	// time, by design.
+	if _, err := sp.Submit("first.yaml", data); err != nil {
+		t.Fatal(err)
+	}
+	inState(t, sp, "J000001", spool.Queued)
 	var lat []time.Duration
 	for i := 0; i < 10; i++ {
 		name := fmt.Sprintf("job%d.yaml", i)
-		var start time.Time
+		// Before the file is written: its mtime is no earlier (less a tick
+		// of the file system's coarse clock).
+		start := time.Now()
 		if i%2 == 0 {
-			start = time.Now()
 			if _, err := sp.Submit(name, data); err != nil {
 				t.Fatal(err)
 			}
@@ -304,17 +338,21 @@ func TestInit_RenamedSubmissionsNotDelayed(t *testing.T) {
 			if err := os.WriteFile(filepath.Join(stage, name), data, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			start = time.Now()
 			if err := os.Rename(filepath.Join(stage, name), filepath.Join(sp.Dir(spool.Submitted), name)); err != nil {
 				t.Fatal(err)
 			}
 		}
-		inState(t, sp, spool.FormatJID(int64(i+1)), spool.Queued)
+		inState(t, sp, spool.FormatJID(int64(i+2)), spool.Queued)
 		lat = append(lat, time.Since(start))
 	}
 	t.Logf("submit to queued: %v", lat)
-	if m := median(lat); m >= spool.QuietTime/2 {
-		t.Errorf("median submit-to-queued %v: renamed submissions wait for the quiet time", m)
+	// An init that waited for the quiet time would take at least QuietTime
+	// from each file's mtime to its claim; claimed at once, a submission
+	// takes what a claim and a move take (milliseconds, with fsyncs, more on
+	// a loaded machine). The slack is the coarse clock's tick, generously.
+	const slack = 100 * time.Millisecond
+	if m := median(lat); m >= spool.QuietTime-slack {
+		t.Errorf("median submit-to-queued %v: renamed submissions wait for the quiet time (%v)", m, spool.QuietTime)
 	}
 }
 

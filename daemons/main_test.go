@@ -43,6 +43,11 @@ const (
 	jobArg      = "daemons-test-job"
 	// waitBound bounds every wait in these tests.
 	waitBound = 20 * time.Second
+	// progressBound bounds a wait whose point is that something happens
+	// well before a slow path would make it happen (a periodic rescan or a
+	// probe interval of a minute or more, which such a test sets so):
+	// generous for a loaded machine, and well short of the slow path.
+	progressBound = 30 * time.Second
 )
 
 // testJob is a job: "env" prints the MSCHED_* variables and the host file,
@@ -195,13 +200,21 @@ func (w tWriter) Write(b []byte) (int, error) {
 // eventually polls cond until it holds or waitBound passes.
 func eventually(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitBound)
+	eventuallyWithin(t, waitBound, what, cond)
+}
+
+// eventuallyWithin polls cond until it holds, failing the test once bound
+// has passed, and returns how long it waited.
+func eventuallyWithin(t testing.TB, bound time.Duration, what string, cond func() bool) time.Duration {
+	t.Helper()
+	start := time.Now()
 	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
+		if time.Since(start) > bound {
+			t.Fatalf("timed out waiting until %s (%v)", what, bound)
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
+	return time.Since(start)
 }
 
 // inState waits until job jid is in st and returns it as read from there.

@@ -13,8 +13,9 @@ import (
 
 // A reaper whose scan found the disk full reaps once space is back, by
 // itself, within seconds: nothing else in the spool changes to wake it,
-// and its periodic rescan (a minute here) is too late (issue 13, item 2:
-// progress must resume within seconds of space coming back).
+// and its periodic rescan (an hour here) is too late (issue 13, item 2:
+// progress must resume within seconds of space coming back; the test
+// allows progressBound, for a loaded machine).
 func TestReaper_ResumesAfterDiskFull(t *testing.T) {
 	fs := diskfull.Mount(t, 4<<20)
 	sp, err := spool.Create(filepath.Join(fs, "spool"))
@@ -23,7 +24,7 @@ func TestReaper_ResumesAfterDiskFull(t *testing.T) {
 	}
 	failed := make(chan struct{}, 1)
 	env := testEnv(t, sp)
-	env.Rescan = time.Minute
+	env.Rescan = time.Hour
 	env.Log = slog.New(onLog{env.Log.Handler(), func(r slog.Record) {
 		if r.Message == "scan failed" {
 			select {
@@ -62,12 +63,10 @@ func TestReaper_ResumesAfterDiskFull(t *testing.T) {
 		t.Fatal("reaped on a full disk?")
 	}
 	free()
-	begin := time.Now()
-	for deadline := begin.Add(5 * time.Second); jobsIn(t, sp, spool.Finished) != 0; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("not reaped %v after space came back", time.Since(begin).Round(time.Millisecond))
-		}
-	}
+	took := eventuallyWithin(t, progressBound, "reaped after space came back (the rescan is an hour away)", func() bool {
+		return jobsIn(t, sp, spool.Finished) == 0
+	})
+	t.Logf("reaped %v after space came back", took)
 	jsonl, swf := checkLogs(t, sp.Path(spool.DirDB))
 	if jsonl[jid] != 1 || swf[jid] != 1 {
 		t.Errorf("%d JSON records, %d SWF lines; want 1 each", jsonl[jid], swf[jid])

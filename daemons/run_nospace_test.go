@@ -1,12 +1,16 @@
 package daemons
 
 import (
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
 
 	"msched/internal/diskfull"
 	"msched/spool"
@@ -24,6 +28,12 @@ import (
 //   - "move": db/run/, where shepherds write results, is a file system of
 //     its own with space, so the result is written and only the run
 //     daemon's move to finished/ finds the spool full.
+//
+// The job must stay in running/ until the test has seen the full disk
+// felt (the shepherd's write of the result failed, or the run daemon said
+// it waits for space to move the job) and a while after; it must reach
+// finished/ once space is back, without the periodic rescan (an hour
+// here), as the exit status 0 it ended with.
 func TestRun_JobEndingOnFullDiskRecordedOnce(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -48,7 +58,16 @@ func TestRun_JobEndingOnFullDiskRecordedOnce(t *testing.T) {
 			gate := filepath.Join(t.TempDir(), "gate") // not on the full file system
 			jid := runnable(t, sp, jobArgv(t, "gate", gate), nil)
 			d := newRun(t, sp, 3)
-			d.Rescan = time.Minute // progress must not wait for it
+			d.Rescan = time.Hour // progress must not wait for it
+			moveWaits := make(chan struct{}, 1)
+			d.Log = slog.New(onLog{d.Log.Handler(), func(r slog.Record) {
+				if r.Message == "cannot record the job: file system full; waiting for space" {
+					select {
+					case moveWaits <- struct{}{}:
+					default:
+					}
+				}
+			}})
 			startDaemon(t, d.Run)
 			var pgid int
 			eventually(t, "job running", func() bool {
@@ -68,24 +87,46 @@ func TestRun_JobEndingOnFullDiskRecordedOnce(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
+			failedWrites := failedResultWrites(t, filepath.Join(sp.Path(spool.DirDB), RunDir), jid)
 			free := diskfull.Fill(t, fs)
 			if err := os.WriteFile(gate, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			eventually(t, "the job ended", func() bool { return procGone(pgid) })
 			// The disk stays full a while after the job's end: the job must
 			// stay in running/ (not re-queued as lost), whatever is retried.
-			deadline := time.Now().Add(500 * time.Millisecond)
-			for ; time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+			stillRunning := func() {
 				if st, _, err := sp.Find(jid); err != nil || st != spool.Running {
 					t.Fatalf("on a full disk the job went to %s (%v)", st, err)
 				}
 			}
+			eventually(t, "the job ended", func() bool { stillRunning(); return procGone(pgid) })
+			// Not before the full disk was felt: a loaded machine may not
+			// have tried a write yet.
+			if tc.ownResultFS {
+				eventually(t, "the run daemon saying it waits for space to move the job", func() bool {
+					stillRunning()
+					select {
+					case <-moveWaits:
+						return true
+					default:
+						return false
+					}
+				})
+			} else {
+				eventually(t, "the shepherd's write of the result failing", func() bool { stillRunning(); return failedWrites() > 0 })
+			}
+			for deadline := time.Now().Add(500 * time.Millisecond); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+				stillRunning()
+			}
 			free()
-			begin := time.Now()
-			f := inState(t, sp, jid, spool.Finished)
-			if d := time.Since(begin); d > 5*time.Second {
-				t.Errorf("recorded %v after space came back", d)
+			took := eventuallyWithin(t, progressBound, "the job recorded after space came back (the rescan is an hour away)", func() bool {
+				st, _, err := sp.Find(jid)
+				return err == nil && st == spool.Finished
+			})
+			t.Logf("recorded %v after space came back", took)
+			f, err := sp.Read(spool.Finished, jid)
+			if err != nil {
+				t.Fatal(err)
 			}
 			if f.Run == nil || f.Run.ExitStatus == nil || *f.Run.ExitStatus != 0 || f.Run.Attempts != 1 || f.Reason != "" {
 				t.Errorf("run %+v reason %q; want exit status 0 on the first attempt", f.Run, f.Reason)
@@ -97,5 +138,44 @@ func TestRun_JobEndingOnFullDiskRecordedOnce(t *testing.T) {
 				t.Errorf("the job ran %d times: %q", strings.Count(out, "hello from"), out)
 			}
 		})
+	}
+}
+
+// failedResultWrites counts, from its call on, the tries by jid's shepherd
+// to write the job's result into runDir (db/run/) that failed: each such
+// try removes its temporary (.<jid>.result.staging, or atomicfile's
+// .<jid>.result.*), which a try that succeeds renames into place instead.
+// The count is read through inotify by the test's goroutine.
+func failedResultWrites(t *testing.T, runDir, jid string) (count func() int) {
+	t.Helper()
+	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { unix.Close(fd) })
+	if _, err := unix.InotifyAddWatch(fd, runDir, unix.IN_DELETE|unix.IN_ONLYDIR); err != nil {
+		t.Fatal(err)
+	}
+	prefix := "." + jid + ".result"
+	buf := make([]byte, 64<<10)
+	n := 0
+	return func() int {
+		for {
+			k, err := unix.Read(fd, buf)
+			if err != nil || k <= 0 {
+				return n // EAGAIN: nothing more queued
+			}
+			for off := 0; off+unix.SizeofInotifyEvent <= k; {
+				ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
+				name := strings.TrimRight(string(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+int(ev.Len)]), "\x00")
+				off += unix.SizeofInotifyEvent + int(ev.Len)
+				if ev.Mask&unix.IN_Q_OVERFLOW != 0 {
+					t.Fatal("inotify overflow on db/run/")
+				}
+				if ev.Mask&unix.IN_DELETE != 0 && strings.HasPrefix(name, prefix) {
+					n++
+				}
+			}
+		}
 	}
 }

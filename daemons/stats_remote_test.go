@@ -54,7 +54,9 @@ func TestStats_SSHHostDownAndBack(t *testing.T) {
 	}
 	const interval = 300 * time.Millisecond
 	store, db := statsFor(t, hosts, func(d *Stats) {
-		d.SSH, d.Interval, d.Retry, d.Timeout = sshd.SSH, interval, 100*time.Millisecond, 5*time.Second
+		// A timeout far above a login's time on a loaded machine: a probe
+		// cut short marks ws/a down before sshd stops.
+		d.SSH, d.Interval, d.Retry, d.Timeout = sshd.SSH, interval, 100*time.Millisecond, 15*time.Second
 	})
 
 	eventually(t, "ws/a and ws/b sampled, the stranger down", func() bool {
@@ -82,19 +84,22 @@ func TestStats_SSHHostDownAndBack(t *testing.T) {
 	}
 
 	sshd.Stop()
-	stopped := time.Now()
-	eventually(t, "ws/a and ws/b down", func() bool {
+	// The next round finds it: an interval, and a refused connection. A
+	// probe under way when sshd stopped may fail otherwise ("Connection
+	// reset by peer", its connection dropped from the listen queue) and
+	// mark them down first; the round after says refused.
+	var reason string
+	took := eventuallyWithin(t, progressBound, "ws/a and ws/b down, the connection refused", func() bool {
 		d := downNow(t, db)
-		_, a := d["ws/a"]
-		_, b := d["ws/b"]
-		return a && b
+		if r := d["ws/a"].Reason; r != reason {
+			reason = r
+			t.Logf("ws/a down: %q", r)
+		}
+		return strings.Contains(reason, "Connection refused") && strings.Contains(d["ws/b"].Reason, "Connection refused")
 	})
-	// The next round finds it: an interval, and a refused connection.
-	if took := time.Since(stopped); took > interval+5*time.Second {
-		t.Errorf("down after %v", took)
-	}
-	if r := downNow(t, db)["ws/a"].Reason; !strings.Contains(r, "Connection refused") || !strings.HasPrefix(r, "ssh root@127.0.0.2:") || strings.Contains(r, "ssh: ") {
-		t.Errorf("reason %q", r)
+	t.Logf("down %v after sshd stopped", took)
+	if !strings.HasPrefix(reason, "ssh root@127.0.0.2:") || strings.Contains(reason, "ssh: ") {
+		t.Errorf("reason %q", reason)
 	}
 
 	n := len(store.History("ws/a"))
@@ -127,13 +132,12 @@ func TestStats_DownHostsProbedSoon(t *testing.T) {
 	if err := hoststat.MarkDown(db, "ws/a", "ssh: connect to host 127.0.0.2: Connection timed out (as run saw it)", marked); err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "ws/a up again and sampled", func() bool {
+	// Within the retry's time, generously bounded, not the interval's hour.
+	eventuallyWithin(t, progressBound, "ws/a up again and sampled (the retry is 100 ms, the interval an hour)", func() bool {
 		_, down := downNow(t, db)["ws/a"]
 		return !down && len(store.History("ws/a")) > 1
 	})
-	if took := time.Since(marked); took > 5*time.Second {
-		t.Errorf("up after %v; the retry is 100 ms", took)
-	}
+	t.Logf("up %v after it was marked down", time.Since(marked))
 }
 
 // fakeScontrol writes an scontrol that answers as the cluster whose
@@ -145,7 +149,7 @@ func fakeScontrol(t *testing.T) (bin, conf string) {
 	bin, conf = filepath.Join(dir, "bin"), filepath.Join(dir, "slurm.conf")
 	script := `#!/bin/sh
 state=$(cat "$SLURM_CONF")
-case $state in hang) exec sleep 30 ;; esac
+case $state in hang) exec sleep 120 ;; esac
 case "$1 $state" in
 "ping up") echo 'Slurmctld(primary) at ctl is UP' ;;
 "ping down") printf 'Slurmctld(primary) at ctl is DOWN\n*****\n** RESTORE SLURMCTLD DAEMON TO SERVICE **\n*****\n'; exit 1 ;;
@@ -184,8 +188,11 @@ func TestStats_SlurmCluster(t *testing.T) {
 		{Name: "n2", Arch: "x", Cluster: "c1", Address: addr},
 		{Name: "slot", Arch: "x", Cluster: "c1", Address: addr}, // not a node's name
 	}
+	// The timeout is far above what the fake scontrol (sh and cat) takes
+	// on a loaded machine: one probe cut short marks every host down. The
+	// hang below is far above the timeout.
 	store, db := statsFor(t, hosts, func(d *Stats) {
-		d.SlurmBin, d.Interval, d.Retry, d.Timeout = bin, 200*time.Millisecond, 50*time.Millisecond, 500*time.Millisecond
+		d.SlurmBin, d.Interval, d.Retry, d.Timeout = bin, 200*time.Millisecond, 50*time.Millisecond, 5*time.Second
 	})
 	eventually(t, "n1 sampled, n2 down", func() bool {
 		_, down := downNow(t, db)["n2"]
@@ -201,7 +208,7 @@ func TestStats_SlurmCluster(t *testing.T) {
 
 	for _, tc := range []struct{ state, reason string }{
 		{"down", "slurm: the controller does not answer: Slurmctld(primary) at ctl is DOWN"},
-		{"hang", "slurm: scontrol ping: no answer within 500ms"},
+		{"hang", "slurm: scontrol ping: no answer within 5s"},
 	} {
 		setCluster(t, conf, tc.state)
 		eventually(t, "every host down: "+tc.state, func() bool {
