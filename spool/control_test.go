@@ -5,7 +5,9 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -251,33 +253,52 @@ func TestControl_MustStateItself(t *testing.T) {
 	}
 }
 
-// squatStaging makes a file under each dot-file's name as soon as it is
-// renamed away from dir, as any user may in the sticky, world-writable
-// control/ and submitted/, until the returned function is called; that
-// returns the files made. RequestCancel and Submit stage their files as
-// dot-files there, and once removed the dot-file's name after the rename
-// (a deferred Cleanup), which as root (the web page's cancel) removed the
-// file made by someone else.
-func squatStaging(t *testing.T, dir string) (stop func() []string) {
+// squatter makes a file under each dot-file's name as soon as it is
+// renamed away from a directory, as any user may in the sticky,
+// world-writable control/ and submitted/. RequestCancel and Submit stage
+// their files as dot-files there, and once removed the dot-file's name
+// after the rename (a deferred Cleanup), which as root (the web page's
+// cancel) removed the file made by someone else.
+//
+// Only a file made before the call that renamed returns can tell whether
+// it removes the name: one made later is no test. inTime counts those made
+// before the directory sync that follows the rename (CommitNoReplace's;
+// the commit returns after it, and a Cleanup runs after that) ended, as
+// inotify orders the two: the squatter's file created, the directory
+// closed.
+type squatter struct {
+	t      *testing.T
+	inTime atomic.Int64
+	moved  chan struct{} // a rename away seen, and a file made if it could be
+	quit   chan struct{}
+	done   chan [2][]string
+	dir    string
+}
+
+// squatterStop is the file stop makes: the squatter returns once it sees it
+// made, so every event before it has been seen.
+const squatterStop = "squatter-stop"
+
+func squatStaging(t *testing.T, dir string) *squatter {
 	t.Helper()
 	fd, err := unix.InotifyInit1(unix.IN_NONBLOCK | unix.IN_CLOEXEC)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_MOVED_FROM|unix.IN_ONLYDIR); err != nil {
+	if _, err := unix.InotifyAddWatch(fd, dir, unix.IN_MOVED_FROM|unix.IN_CREATE|unix.IN_CLOSE_NOWRITE|unix.IN_ONLYDIR); err != nil {
 		unix.Close(fd)
 		t.Fatal(err)
 	}
-	quit := make(chan struct{})
-	done := make(chan []string)
+	sq := &squatter{t: t, dir: dir, moved: make(chan struct{}, 1<<16), quit: make(chan struct{}), done: make(chan [2][]string, 1)}
 	go func() {
 		defer unix.Close(fd)
-		var made []string
+		var made, caught []string
+		waiting := map[string]bool{} // made since the last close of dir
+		defer func() { sq.done <- [2][]string{made, caught} }()
 		buf := make([]byte, 64<<10)
 		for {
 			select {
-			case <-quit:
-				done <- made
+			case <-sq.quit:
 				return
 			default:
 			}
@@ -290,46 +311,101 @@ func squatStaging(t *testing.T, dir string) (stop func() []string) {
 				ev := (*unix.InotifyEvent)(unsafe.Pointer(&buf[off]))
 				name := strings.TrimRight(string(buf[off+unix.SizeofInotifyEvent:off+unix.SizeofInotifyEvent+int(ev.Len)]), "\x00")
 				off += unix.SizeofInotifyEvent + int(ev.Len)
-				if !strings.HasPrefix(name, ".") {
-					continue
-				}
 				path := filepath.Join(dir, name)
-				if f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
-					f.Close()
-					made = append(made, path)
+				switch {
+				case ev.Mask&unix.IN_Q_OVERFLOW != 0:
+					t.Errorf("inotify overflow on %s", dir)
+				case ev.Mask&unix.IN_CLOSE_NOWRITE != 0 && name == "":
+					clear(waiting) // dir itself closed: a directory sync ended
+				case ev.Mask&unix.IN_MOVED_FROM != 0 && strings.HasPrefix(name, "."):
+					if f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644); err == nil {
+						f.Close()
+						made = append(made, path)
+						waiting[name] = true
+					}
+					sq.moved <- struct{}{}
+				case ev.Mask&unix.IN_CREATE != 0 && waiting[name]:
+					delete(waiting, name)
+					caught = append(caught, path)
+					sq.inTime.Add(1)
+				case ev.Mask&unix.IN_CREATE != 0 && name == squatterStop:
+					return
 				}
 			}
 		}
 	}()
-	return func() []string {
-		close(quit)
-		return <-done
+	return sq
+}
+
+// caughtUp waits until the squatter has seen one more rename away (and
+// made its file): a test that calls and then waits so never runs ahead of
+// it, and every call has the same chance.
+func (sq *squatter) caughtUp() {
+	sq.t.Helper()
+	select {
+	case <-sq.moved:
+	case <-time.After(20 * time.Second):
+		sq.t.Fatalf("the squatter saw no rename away from %s within 20s", sq.dir)
 	}
+}
+
+// stop stops the squatter once it has seen every event so far, and returns
+// every file it made and those of them made in time.
+func (sq *squatter) stop() (made, caught []string) {
+	path := filepath.Join(sq.dir, squatterStop)
+	if err := os.WriteFile(path, nil, 0o644); err != nil {
+		sq.t.Error(err)
+	}
+	var r [2][]string
+	select {
+	case r = <-sq.done:
+	case <-time.After(20 * time.Second):
+		sq.t.Errorf("the squatter did not see %s made within 20s", squatterStop)
+		close(sq.quit)
+		r = <-sq.done
+	}
+	if err := os.Remove(path); err != nil {
+		sq.t.Error(err)
+	}
+	return r[0], r[1]
 }
 
 // Neither RequestCancel nor Submit removes a file made under its staging
 // dot-file's name once that is renamed into place (atomicfile's
-// CommitNoReplace; before it, a deferred Cleanup removed the name).
+// CommitNoReplace; before it, a deferred Cleanup removed the name). Calls
+// are made, each once the squatter has dealt with the last, until it has
+// made minInTime files in time (see squatter): on a file system whose
+// directory fsync is all but free (tmpfs) and a loaded machine, one call
+// in hundreds. Fewer within the bound tell too little, and fail the test;
+// the old code removed every file made in time.
 func TestSubmitAndCancel_KeepOthersFileUnderStagingName(t *testing.T) {
+	const (
+		minInTime = 5
+		bound     = 20 * time.Second
+		maxCalls  = 100000 // files in one directory
+	)
 	s := newSpool(t)
 	for _, c := range []struct {
 		dir string
-		do  func() error
+		do  func(i int) error
 	}{
-		{s.Path(DirControl), func() error { return s.RequestCancel("J000001") }},
-		{s.Dir(Submitted), func() error { _, err := s.Submit("job.yaml", []byte(validJob)); return err }},
+		{s.Path(DirControl), func(int) error { return s.RequestCancel("J000001") }},
+		{s.Dir(Submitted), func(i int) error { _, err := s.Submit(fmt.Sprintf("job%d.yaml", i), []byte(validJob)); return err }},
 	} {
-		stop := squatStaging(t, c.dir)
-		for range 50 {
-			if err := c.do(); err != nil {
-				stop()
+		sq := squatStaging(t, c.dir)
+		calls := 0
+		for deadline := time.Now().Add(bound); calls < maxCalls && sq.inTime.Load() < minInTime && time.Now().Before(deadline); calls++ {
+			if err := c.do(calls); err != nil {
+				sq.stop()
 				t.Fatal(err)
 			}
+			sq.caughtUp()
 		}
-		time.Sleep(50 * time.Millisecond) // the last events
-		made := stop()
-		if len(made) == 0 {
-			t.Errorf("%s: no file made under a staging name (the watcher saw no rename of a dot-file)", c.dir)
+		made, caught := sq.stop()
+		t.Logf("%s: %d calls, %d files made under a staging name, %d of them in time", filepath.Base(c.dir), calls, len(made), len(caught))
+		if len(caught) < minInTime {
+			t.Errorf("%s: only %d of %d files made under a staging name in %d calls were made before the call returned; want %d to tell whether it removes them",
+				filepath.Base(c.dir), len(caught), len(made), calls, minInTime)
 		}
 		var gone []string
 		for _, path := range made {
@@ -337,9 +413,15 @@ func TestSubmitAndCancel_KeepOthersFileUnderStagingName(t *testing.T) {
 				gone = append(gone, filepath.Base(path))
 			}
 		}
+		goneInTime := 0
+		for _, path := range caught {
+			if slices.Contains(gone, filepath.Base(path)) {
+				goneInTime++
+			}
+		}
 		if len(gone) > 0 {
-			t.Errorf("%d of %d files made under a staging name in %s removed, e.g. %s",
-				len(gone), len(made), filepath.Base(c.dir), gone[0])
+			t.Errorf("%d of %d files made under a staging name in %s removed (%d of the %d made in time), e.g. %s",
+				len(gone), len(made), filepath.Base(c.dir), goneInTime, len(caught), gone[0])
 		}
 	}
 }

@@ -25,7 +25,8 @@ func watchFor(t *testing.T, s *Spool, rescan time.Duration) <-chan struct{} {
 	return ch
 }
 
-// waitWake waits, with a deadline, for a wake-up.
+// waitWake waits, with a deadline generous for a loaded machine, for a
+// wake-up.
 func waitWake(t *testing.T, ch <-chan struct{}, why string) {
 	t.Helper()
 	select {
@@ -33,8 +34,8 @@ func waitWake(t *testing.T, ch <-chan struct{}, why string) {
 		if !ok {
 			t.Fatalf("%s: channel closed", why)
 		}
-	case <-time.After(5 * time.Second):
-		t.Fatalf("%s: no wake-up within 5s", why)
+	case <-time.After(20 * time.Second):
+		t.Fatalf("%s: no wake-up within 20s", why)
 	}
 }
 
@@ -71,7 +72,21 @@ func TestWatch_WakesOnNewFile(t *testing.T) {
 	waitWake(t, ch, "control request")
 }
 
+// A burst of events while nobody reads the channel is one pending wake-up:
+// the watcher does not queue one per event. Each file is at least two
+// events (create, write), and fsnotify delivers them on its own goroutine:
+// draining the channel while that goroutine is still at work lets a
+// wake-up through per drain (67 for 200 files were seen under CI's load),
+// which measures the machine, not coalescing. So the test reads nothing
+// until the watcher has taken every event of the burst: a dot-file made
+// after it, whose event (ignored) the watcher takes only after every
+// earlier one's, as the test sees through the watcher's Events channel.
+// Coalesced, the burst is then one wake-up (two if the watcher had to be
+// made again, which wakes too); without coalescing there would be one or
+// more per file, n or more.
 func TestWatch_CoalescesBursts(t *testing.T) {
+	const settled = ".settled"
+	taken := takenEvents(t)
 	s := newSpool(t)
 	ch := watchFor(t, s, time.Hour)
 	waitWake(t, ch, "initial scan")
@@ -79,20 +94,71 @@ func TestWatch_CoalescesBursts(t *testing.T) {
 	for i := 1; i <= n; i++ {
 		os.WriteFile(filepath.Join(s.Dir(Queued), FormatJID(int64(i))), nil, 0o644)
 	}
-	// Each file is at least two events (create, write), delivered by
-	// fsnotify on its own goroutine. Draining while that goroutine is still
-	// at work lets a wake-up through per drain (67 were seen under CI's
-	// load), which measures the machine, not coalescing: give it time to
-	// deliver the backlog without a reader first. Coalesced, the backlog is
-	// then one pending wake-up (two if a tick or a late event slips in);
-	// without coalescing it would be one or two per file.
-	time.Sleep(time.Second)
+	os.WriteFile(filepath.Join(s.Dir(Queued), settled), nil, 0o644)
+	deadline := time.Now().Add(20 * time.Second)
+	for !taken(settled) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the watcher did not take the event of %s, made after %d files, within 20s", settled, n)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 	got := 0
 	for !quiet(ch, 300*time.Millisecond) {
 		got++
 	}
 	if got < 1 || got > 3 {
 		t.Errorf("%d files gave %d wake-ups, want 1 to 3", n, got)
+	}
+}
+
+// takenEvents puts itself, for one test, between each new watcher and its
+// reader (watch's run): it passes every event on and reports whether an
+// event for a file of a given base name has been taken by the reader, and
+// so every event before it too (the channel is unbuffered, and the reader
+// takes the next event only after dealing with the last).
+func takenEvents(t *testing.T) (taken func(base string) bool) {
+	var (
+		mu   sync.Mutex
+		seen = map[string]bool{}
+		wg   sync.WaitGroup
+	)
+	quit := make(chan struct{})
+	orig := newWatcher
+	newWatcher = func() (*fsnotify.Watcher, error) {
+		w, err := orig()
+		if err != nil {
+			return w, err
+		}
+		in, out := w.Events, make(chan fsnotify.Event)
+		w.Events = out
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			defer close(out)
+			for ev := range in { // closed when the watcher is
+				select {
+				case out <- ev:
+				case <-quit:
+					return
+				}
+				mu.Lock()
+				seen[filepath.Base(ev.Name)] = true
+				mu.Unlock()
+			}
+		}()
+		return w, nil
+	}
+	// Registered before watchFor's cleanup, so run after it: watch's
+	// goroutine is done.
+	t.Cleanup(func() {
+		newWatcher = orig
+		close(quit)
+		wg.Wait()
+	})
+	return func(base string) bool {
+		mu.Lock()
+		defer mu.Unlock()
+		return seen[base]
 	}
 }
 
@@ -151,7 +217,7 @@ func TestWatch_StopsWithContext(t *testing.T) {
 	ch := s.Watch(ctx, []State{Queued}, 10*time.Millisecond)
 	waitWake(t, ch, "initial")
 	cancel()
-	deadline := time.After(5 * time.Second)
+	deadline := time.After(20 * time.Second)
 	for {
 		select {
 		case _, ok := <-ch:
