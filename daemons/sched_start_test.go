@@ -32,7 +32,7 @@ func TestSched_OnePublicationAtStart(t *testing.T) {
 	defer stop()
 	n := 0
 	var quiet <-chan time.Time // from the first publication on
-	deadline := time.After(10 * time.Second)
+	deadline := time.After(30 * time.Second)
 	for {
 		select {
 		case ev := <-w.Events:
@@ -46,7 +46,7 @@ func TestSched_OnePublicationAtStart(t *testing.T) {
 		case err := <-w.Errors:
 			t.Fatal(err)
 		case <-deadline:
-			t.Fatal("no schedule published within 10 s")
+			t.Fatal("no schedule published within 30 s")
 		case <-quiet:
 		}
 		break

@@ -242,8 +242,10 @@ func TestSSH_CancelAndWalltime(t *testing.T) {
 	}{
 		{"cancel", false, 0, "cancelled", "SIGTERM"},
 		{"cancel, TERM ignored", true, 0, "cancelled", "SIGKILL"},
-		{"walltime", false, 2 * time.Second, "walltime exceeded", "SIGTERM"},
-		{"walltime, TERM ignored", true, 2 * time.Second, "walltime exceeded", "SIGKILL"},
+		// 5 s: the job must have written its pids (remotePids) before the
+		// walltime ends it, after an ssh login that a loaded machine slows.
+		{"walltime", false, 5 * time.Second, "walltime exceeded", "SIGTERM"},
+		{"walltime, TERM ignored", true, 5 * time.Second, "walltime exceeded", "SIGKILL"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := s.sshSpec(t, id, 1, "sh", "-c", remoteScript(tc.ignoreTerm))

@@ -44,7 +44,7 @@ func TestTicket_TheClaimNamesTheJID(t *testing.T) {
 	}
 	tickets := []Ticket{a, b, arr}
 	seen := map[int]TicketClaim{}
-	for deadline := time.Now().Add(5 * time.Second); len(seen) < 3 || seen[2].Members == nil; {
+	for deadline := time.Now().Add(20 * time.Second); len(seen) < 3 || seen[2].Members == nil; {
 		cs, lost, err := w.Claims(context.Background(), 100*time.Millisecond)
 		if err != nil || lost {
 			t.Fatal(err, lost)
