@@ -15,19 +15,6 @@ import (
 	"msched/spool"
 )
 
-func readPublished(t *testing.T, sp *spool.Spool) *spool.PublishedSchedule {
-	t.Helper()
-	b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), spool.ScheduleFile))
-	if err != nil {
-		return nil
-	}
-	var p spool.PublishedSchedule
-	if json.Unmarshal(b, &p) != nil {
-		return nil
-	}
-	return &p
-}
-
 // queuedMember puts member i of array arrayJob (spec) into queued/.
 func queuedMember(t *testing.T, sp *spool.Spool, arrayJob, spec string, i int) string {
 	t.Helper()
@@ -67,7 +54,7 @@ func TestSched_HoldsArrayMembersBeyondTheLimit(t *testing.T) {
 	inState(t, sp, other, spool.Runnable) // past the held members, in a window of 2
 	want := "array " + first + ": at most 2 of its jobs at once (2 placed or running)"
 	eventually(t, "the rest held, and said so", func() bool {
-		p := readPublished(t, sp)
+		p, _ := sp.ReadSchedule()
 		j, err := sp.Read(spool.Queued, members[4])
 		return p != nil && err == nil && p.HeldReason(j) == want
 	})
@@ -153,7 +140,7 @@ func TestSched_Dependencies(t *testing.T) {
 	inState(t, sp, anyFailed, spool.Runnable)
 	inState(t, sp, afterReaped, spool.Runnable)
 	eventually(t, "the waiting jobs said to wait", func() bool {
-		p := readPublished(t, sp)
+		p, _ := sp.ReadSchedule()
 		a, err1 := sp.Read(spool.Queued, waits)
 		b, err2 := sp.Read(spool.Queued, bothOK)
 		return p != nil && err1 == nil && err2 == nil &&
@@ -172,7 +159,7 @@ func TestSched_Dependencies(t *testing.T) {
 	if r := inState(t, sp, bothOK, spool.Runnable); r.Reason != "" {
 		t.Errorf("reason %q", r.Reason)
 	}
-	eventually(t, "nothing held", func() bool { p := readPublished(t, sp); return p != nil && len(p.Held) == 0 })
+	eventually(t, "nothing held", func() bool { p, _ := sp.ReadSchedule(); return p != nil && len(p.Held) == 0 })
 }
 
 // A cycle reads the accounting log once for all the dependencies that are

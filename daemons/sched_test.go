@@ -2,7 +2,6 @@ package daemons
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -71,10 +70,11 @@ func TestSched_PlacesOnFreeHostsAndPublishes(t *testing.T) {
 			// window for admitAfter.
 			var pub spool.PublishedSchedule
 			eventually(t, "2 running and the other 4 planned in the published schedule", func() bool {
-				b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), spool.ScheduleFile))
-				if err != nil || json.Unmarshal(b, &pub) != nil {
+				p, err := sp.ReadSchedule()
+				if err != nil || p == nil {
 					return false
 				}
+				pub = *p
 				states := map[string]int{}
 				for _, j := range pub.Jobs {
 					states[j.State]++

@@ -1,6 +1,12 @@
 package spool
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"time"
 )
@@ -20,6 +26,23 @@ type PublishedSchedule struct {
 	// Held are the waiting jobs sched holds back from its policy, with
 	// why: read them with HeldReason.
 	Held []PublishedHold `json:"held,omitempty"`
+}
+
+// ReadSchedule reads the schedule sched last published (db/schedule.json);
+// nil, and no error, before its first decision. The status page and the
+// command line read it so.
+func (s *Spool) ReadSchedule() (*PublishedSchedule, error) {
+	b, err := os.ReadFile(filepath.Join(s.Path(DirDB), ScheduleFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
+		return nil, fmt.Errorf("spool: schedule: %w", err)
+	}
+	var p PublishedSchedule
+	if err := json.Unmarshal(b, &p); err != nil {
+		return nil, fmt.Errorf("spool: %s: %w", ScheduleFile, err)
+	}
+	return &p, nil
 }
 
 // PublishedHold is one reason sched holds waiting jobs back from its

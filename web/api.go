@@ -44,7 +44,7 @@ func (h *handler) apiJob(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) apiHosts(w http.ResponseWriter, r *http.Request) {
-	sched, err := ReadSchedule(h.cfg.Spool)
+	sched, err := h.cfg.Spool.ReadSchedule()
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -63,7 +63,7 @@ func (h *handler) apiHosts(w http.ResponseWriter, r *http.Request) {
 // apiSchedule answers the published schedule as sched wrote it, or an
 // empty one (no hosts, no jobs) before its first decision.
 func (h *handler) apiSchedule(w http.ResponseWriter, r *http.Request) {
-	sched, err := ReadSchedule(h.cfg.Spool)
+	sched, err := h.cfg.Spool.ReadSchedule()
 	if err != nil {
 		h.fail(w, r, err)
 		return

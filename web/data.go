@@ -25,23 +25,6 @@ import (
 // not import; a test checks they agree. The accounting log is acct.JSONL.
 const schedStatsFile = "evaluator.json"
 
-// ReadSchedule reads the schedule sched last published (db/schedule.json,
-// spool.ScheduleFile); nil, and no error, before its first decision. The
-// command line reads it with this too.
-func ReadSchedule(sp *spool.Spool) (*spool.PublishedSchedule, error) {
-	b, err := os.ReadFile(filepath.Join(sp.Path(spool.DirDB), spool.ScheduleFile))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, nil
-	} else if err != nil {
-		return nil, fmt.Errorf("web: schedule: %w", err)
-	}
-	var s spool.PublishedSchedule
-	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("web: %s: %w", spool.ScheduleFile, err)
-	}
-	return &s, nil
-}
-
 // SchedStats is what sched publishes of its evaluator and GA
 // (db/evaluator.json).
 type SchedStats struct {

@@ -86,7 +86,7 @@ func (h *handler) writeMetrics(e *expo) error {
 		}
 		e.sample("msched_jobs", float64(len(es)), "state", string(st))
 	}
-	sched, err := ReadSchedule(h.cfg.Spool)
+	sched, err := h.cfg.Spool.ReadSchedule()
 	if err != nil {
 		return err
 	}

@@ -83,7 +83,7 @@ func (h *handler) overviewData(limit int, usage string) Overview {
 		o.Errors = append(o.Errors, h.shown(err))
 	}
 	o.States, o.Total = sv.States, sv.Total
-	sched, err := ReadSchedule(h.cfg.Spool)
+	sched, err := h.cfg.Spool.ReadSchedule()
 	if err != nil {
 		o.Errors = append(o.Errors, h.shown(err))
 	}
@@ -125,7 +125,7 @@ func (h *handler) overview(w http.ResponseWriter, r *http.Request) {
 }
 
 func (h *handler) scheduleSVG(w http.ResponseWriter, r *http.Request) {
-	sched, err := ReadSchedule(h.cfg.Spool)
+	sched, err := h.cfg.Spool.ReadSchedule()
 	if err != nil {
 		h.fail(w, r, err)
 		return
@@ -353,7 +353,7 @@ type HostsPage struct {
 }
 
 func (h *handler) hostsPage(w http.ResponseWriter, r *http.Request) {
-	sched, err := ReadSchedule(h.cfg.Spool)
+	sched, err := h.cfg.Spool.ReadSchedule()
 	var p HostsPage
 	if err != nil {
 		p.Error = h.shown(err)

@@ -395,7 +395,7 @@ func (h *handler) usageAlone(span string) Usage {
 	for _, err := range es {
 		errs = append(errs, h.shown(err))
 	}
-	sched, err := ReadSchedule(h.cfg.Spool)
+	sched, err := h.cfg.Spool.ReadSchedule()
 	if err != nil {
 		errs = append(errs, h.shown(err))
 	}

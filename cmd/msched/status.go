@@ -135,7 +135,7 @@ func spoolWaitInfo(sp *spool.Spool, now time.Time) (waitInfo, []spool.Health, er
 	if err != nil {
 		return waitInfo{}, nil, err
 	}
-	plan, err := web.ReadSchedule(sp)
+	plan, err := sp.ReadSchedule()
 	if err != nil {
 		return waitInfo{}, nil, err
 	}

@@ -18,7 +18,6 @@ import (
 	"github.com/spf13/viper"
 
 	"msched/spool"
-	"msched/web"
 )
 
 // newSubmitSpool makes a spool and moves into a fresh directory for the
@@ -492,7 +491,9 @@ func TestSubmit_HelpExplainsEveryFlag(t *testing.T) {
 // non-zero in the order submitted. Ctrl-C stops the waiting, not the job.
 func TestSubmit_WaitExitsWithTheJobsStatus(t *testing.T) {
 	sp, dir := startDaemons(t, 4, daemonNames...)
-	sh := func(script string) []string { return []string{"submit", "--jid-wait", "60s", "--wait", "--", "/bin/sh", "-c", script} }
+	sh := func(script string) []string {
+		return []string{"submit", "--jid-wait", "60s", "--wait", "--", "/bin/sh", "-c", script}
+	}
 	out, errs, err := mschedWith(t, dir, "", sh("exit 0")...)
 	if err != nil || out != "sh: submitted as J000001\nJ000001: exited with status 0\n" {
 		t.Errorf("exit 0: %v\n%q\n%s", err, out, errs)
@@ -577,7 +578,7 @@ func TestSubmit_DependencyWaits(t *testing.T) {
 	}
 	deadline := time.Now().Add(20 * time.Second)
 	for {
-		p, _ := web.ReadSchedule(sp)
+		p, _ := sp.ReadSchedule()
 		_, j, err := sp.Find("J000002")
 		if err == nil && p.HeldReason(j) == "waiting for J000001" {
 			break
