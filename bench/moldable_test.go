@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"math/rand"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -119,40 +121,24 @@ func TestMoldable_SDSCAtW1(t *testing.T) {
 	}
 }
 
-// The Lublin-Feitelson model: its gamma distribution function against
-// closed forms, and a draw of W1 against what the model gives on average
-// (mean size 12.1, offered load 0.73: docs/moldable.md).
+// LublinTrace, the model as bench moldable runs it (the generator's own
+// tests, its distributions and loads, are workload's): the generator's
+// jobs for the seed, on 128 nodes, which sim reads; 0 jobs is refused
+// rather than taken for the generator's default.
 func TestMoldable_Lublin(t *testing.T) {
-	for _, c := range []struct{ x, a, b, want float64 }{
-		{1, 1, 1, 1 - math.Exp(-1)},
-		{3, 1, 2, 1 - math.Exp(-1.5)},
-		{1, 2, 1, 1 - 2/math.E},
-		{10, 2, 1, 1 - 11*math.Exp(-10)},
-		{0, 3, 1, 0},
-	} {
-		if got := gammaCDF(c.x, c.a, c.b); math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("gammaCDF(%v; %v, %v) = %v, want %v", c.x, c.a, c.b, got, c.want)
-		}
+	tr := LublinTrace("w1", 2000, workload.LublinAlphaW1, 7)
+	_, want, err := workload.GenerateLublin(workload.LublinConfig{Jobs: 2000, Alpha: workload.LublinAlphaW1}, rand.New(rand.NewSource(7)))
+	if err != nil || tr.Name != "w1" || tr.Procs != 128 || !reflect.DeepEqual(tr.Records, want) {
+		t.Fatalf("trace %q on %d procs, %d jobs, the generator's: %v (%v)", tr.Name, tr.Procs, len(tr.Records), reflect.DeepEqual(tr.Records, want), err)
 	}
-	tr := LublinTrace("w1", 20000, LublinAlphaW1, 1)
-	jobs, err := sim.FromSWF(workload.Slice(tr.Records), tr.Procs, sim.Exact, false)
-	if err != nil || len(jobs.Jobs) != 20000 {
+	jobs, err := tr.Jobs(tr.Procs, sim.Exact, false)
+	if err != nil || len(jobs.Jobs) != 2000 {
 		t.Fatalf("%d jobs, %v", len(jobs.Jobs), err)
 	}
-	size, serial := 0.0, 0
-	for _, j := range jobs.Jobs {
-		size += float64(j.Min)
-		if j.Min == 1 {
-			serial++
+	defer func() {
+		if recover() == nil {
+			t.Error("LublinTrace of 0 jobs did not panic")
 		}
-		if j.Min > 128 || j.Run > math.Exp(12) {
-			t.Fatalf("job %+v", j)
-		}
-	}
-	size /= float64(len(jobs.Jobs))
-	load := OfferedLoad(jobs.Jobs, tr.Procs)
-	t.Logf("mean size %.2f, serial %.3f, offered load %.3f", size, float64(serial)/20000, load)
-	if math.Abs(size-12.1) > 0.5 || math.Abs(float64(serial)/20000-0.244) > 0.01 || math.Abs(load-0.73) > 0.08 {
-		t.Errorf("mean size %.2f, serial %.3f, load %.3f; want about 12.1, 0.244, 0.73", size, float64(serial)/20000, load)
-	}
+	}()
+	LublinTrace("none", 0, workload.LublinAlphaW1, 7)
 }

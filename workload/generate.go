@@ -7,13 +7,14 @@ import (
 )
 
 // Kinds lists the synthetic workloads, with one line on each, for help
-// texts. The generators are GenerateWarwick, GenerateGibbons, GenerateO2K
-// and GenerateMulticluster.
+// texts. The generators are GenerateWarwick, GenerateGibbons, GenerateO2K,
+// GenerateMulticluster and GenerateLublin.
 var Kinds = []struct{ Name, Summary string }{
 	{"warwick", "Eq. 2 tasks t(i) = C_cpu/i + C_com·i of the Warwick MS paper (moldable; peak-speedup request)"},
 	{"gibbons", "Gibbons's Table 6.2: 13 synthetic executables, t = W·(D + (1−D)/p), p uniform 2..16"},
 	{"o2k", "Chiang–Vernon NCSA Origin 2000 roadmap: daily arrival cycle, P, M, R, T/R, peak memory"},
 	{"multicluster", "Bucur–Epema co-allocation jobs: total, unordered or ordered requests over C clusters"},
+	{"lublin", "Lublin–Feitelson model of rigid jobs on 128 nodes (SCOJO-P's W1 and W2 by the inter-arrival α)"},
 }
 
 // generatedHeader starts the header of a synthetic trace.

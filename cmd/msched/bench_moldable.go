@@ -10,6 +10,7 @@ import (
 
 	"msched/bench"
 	"msched/policy"
+	"msched/workload"
 )
 
 func newBenchMoldableCmd() *cobra.Command {
@@ -91,7 +92,7 @@ seconds.`, bench.MoldableLoadW1, bench.MoldableLoadW2, bench.MoldableLoadW1, ben
 					cfg.Traces = append(cfg.Traces, o2k)
 				}
 				if lublinJobs > 0 {
-					cfg.Traces = append(cfg.Traces, bench.LublinTrace("lublin-w1", lublinJobs, bench.LublinAlphaW1, int64(seed)))
+					cfg.Traces = append(cfg.Traces, bench.LublinTrace("lublin-w1", lublinJobs, workload.LublinAlphaW1, int64(seed)))
 				}
 			}
 			cfg.Progress = cmd.ErrOrStderr()

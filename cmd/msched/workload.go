@@ -37,6 +37,7 @@ type generateFlags struct {
 	gib    workload.GibbonsConfig
 	o2k    workload.O2KConfig
 	mc     workload.MulticlusterConfig
+	lublin workload.LublinConfig
 	mcType string
 	gap    float64
 }
@@ -48,13 +49,14 @@ var kindFlags = map[string][]string{
 	"rate-scale": {"o2k"}, "interarrival-cv": {"o2k"},
 	"clusters": {"multicluster"}, "cluster-size": {"multicluster"}, "request": {"multicluster"},
 	"n1": {"multicluster"}, "n2": {"multicluster"}, "utilisation": {"multicluster"}, "time-unit": {"multicluster"},
+	"alpha": {"lublin"},
 }
 
 func newWorkloadGenerateCmd() *cobra.Command {
 	var g generateFlags
 	cmd := &cobra.Command{
 		Use:   "generate KIND",
-		Short: "Write a synthetic SWF trace (warwick, gibbons, o2k, multicluster)",
+		Short: "Write a synthetic SWF trace (warwick, gibbons, o2k, multicluster, lublin)",
 		Long: `Write a synthetic trace in SWF to stdout, or to --out. The header says how it was
 generated (kind, parameters, seed); the same kind, flags and seed give the same
 trace, byte for byte.
@@ -84,11 +86,18 @@ multicluster  Bucur & Epema's co-allocation jobs: --clusters C of --cluster-size
               arrivals offering --utilisation. Field 15 = request type (1 total, 2
               unordered, 3 ordered), field 16 = components, two digits each
               (3010402 = 3,1,4,2); header "; Clusters: 8 8 8 8".
+lublin        The Lublin–Feitelson model of rigid jobs (whole-sample defaults) on
+              128 nodes: 24.4 % serial, the rest 2^u, mostly powers of two; run
+              times e^h, h hyper-gamma, at most e^12 s; inter-arrivals e^g, g gamma
+              of shape --alpha × 1.0225, stretched by a daily cycle. SCOJO-P's
+              paper: W1 α = 10.23 (the default), the heavier W2 α = 9.83.
+              Requested time = run time.
 
 A flag that belongs to another kind is an error.`,
 		Example: `  msched workload generate o2k --jobs 100000 --seed 1 --out o2k.swf
   msched workload generate gibbons --seed 7
-  msched workload generate multicluster --request ordered --n2 8 --utilisation 0.55`,
+  msched workload generate multicluster --request ordered --n2 8 --utilisation 0.55
+  msched workload generate lublin --alpha 9.83 --out w2.swf`,
 		Args:      cobra.ExactArgs(1),
 		ValidArgs: kindNames(),
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -96,7 +105,7 @@ A flag that belongs to another kind is an error.`,
 		},
 	}
 	f := cmd.Flags()
-	f.IntVar(&g.jobs, "jobs", 0, "number of jobs (default: the kind's: warwick 20, gibbons 200, o2k 10000, multicluster 10000)")
+	f.IntVar(&g.jobs, "jobs", 0, "number of jobs (default: the kind's: warwick 20, gibbons 200, o2k 10000, multicluster 10000, lublin 10000)")
 	f.Int64Var(&g.seed, "seed", 1, "random seed")
 	f.StringVarP(&g.out, "out", "o", "", "write to this file (default: stdout)")
 	f.Float64Var(&g.gap, "interarrival", 0, "warwick, gibbons: mean inter-arrival time, s (warwick default 0 = all at once; gibbons 150)")
@@ -116,6 +125,7 @@ A flag that belongs to another kind is an error.`,
 	f.IntVar(&g.mc.N2, "n2", 4, "multicluster: largest component")
 	f.Float64Var(&g.mc.Utilisation, "utilisation", 0.5, "multicluster: offered utilisation")
 	f.Float64Var(&g.mc.TimeUnit, "time-unit", 3600, "multicluster: seconds per unit of mean service time")
+	f.Float64Var(&g.lublin.Alpha, "alpha", workload.LublinAlphaW1, "lublin: shape of the inter-arrival gamma (SCOJO-P's paper: W1 = 10.23, W2 = 9.83, 128 nodes)")
 	return cmd
 }
 
@@ -164,6 +174,10 @@ func runGenerate(cmd *cobra.Command, kind string, g *generateFlags) error {
 		if c.Request, err = workload.ParseRequestType(g.mcType); err == nil {
 			h, jobs, err = workload.GenerateMulticluster(c, rng)
 		}
+	case "lublin":
+		c := g.lublin
+		c.Jobs = g.jobs
+		h, jobs, err = workload.GenerateLublin(c, rng)
 	}
 	if err != nil {
 		return err
