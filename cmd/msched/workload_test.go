@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"path/filepath"
@@ -11,18 +10,6 @@ import (
 	"msched/workload"
 )
 
-// runWorkload runs `msched workload ARGS…` and returns its stdout.
-func runWorkload(t *testing.T, args ...string) (string, error) {
-	t.Helper()
-	cmd := newWorkloadCmd()
-	var out, errOut bytes.Buffer
-	cmd.SetOut(&out)
-	cmd.SetErr(&errOut)
-	cmd.SetArgs(args)
-	err := cmd.ExecuteContext(context.Background())
-	return out.String(), err
-}
-
 // workload generate lublin writes an SWF trace that workload stats reads:
 // --jobs jobs on the model's 128 nodes; --alpha 9.83 (W2) offers more than
 // the default W1 from the same seed, and --alpha belongs to lublin only.
@@ -31,10 +18,10 @@ func TestWorkload_GenerateLublin(t *testing.T) {
 	stats := func(args ...string) workload.Stats {
 		t.Helper()
 		file := filepath.Join(dir, "lublin.swf")
-		if _, err := runWorkload(t, append([]string{"generate", "lublin", "--jobs", "3000", "--seed", "5", "--out", file}, args...)...); err != nil {
+		if _, err := runMsched(t, context.Background(), nil, append([]string{"workload", "generate", "lublin", "--jobs", "3000", "--seed", "5", "--out", file}, args...)...); err != nil {
 			t.Fatal(err)
 		}
-		out, err := runWorkload(t, "stats", file, "--json")
+		out, err := runMsched(t, context.Background(), nil, "workload", "stats", file, "--json")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -52,10 +39,10 @@ func TestWorkload_GenerateLublin(t *testing.T) {
 	if w2.Jobs != 3000 || !(w2.OfferedLoad > w1.OfferedLoad) {
 		t.Errorf("W2: %d jobs, offered load %.3f (W1 %.3f)", w2.Jobs, w2.OfferedLoad, w1.OfferedLoad)
 	}
-	if _, err := runWorkload(t, "generate", "o2k", "--jobs", "10", "--alpha", "9.83"); err == nil || !strings.Contains(err.Error(), "--alpha is a flag of lublin") {
+	if _, err := runMsched(t, context.Background(), nil, "workload", "generate", "o2k", "--jobs", "10", "--alpha", "9.83"); err == nil || !strings.Contains(err.Error(), "--alpha is a flag of lublin") {
 		t.Errorf("o2k --alpha: %v", err)
 	}
-	if _, err := runWorkload(t, "generate", "lublin", "--jobs", "10", "--alpha", "-1"); err == nil {
+	if _, err := runMsched(t, context.Background(), nil, "workload", "generate", "lublin", "--jobs", "10", "--alpha", "-1"); err == nil {
 		t.Error("--alpha -1 accepted")
 	}
 }
