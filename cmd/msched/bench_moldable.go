@@ -92,7 +92,11 @@ seconds.`, bench.MoldableLoadW1, bench.MoldableLoadW2, bench.MoldableLoadW1, ben
 					cfg.Traces = append(cfg.Traces, o2k)
 				}
 				if lublinJobs > 0 {
-					cfg.Traces = append(cfg.Traces, bench.LublinTrace("lublin-w1", lublinJobs, workload.LublinAlphaW1, int64(seed)))
+					lub, err := bench.LublinTrace("lublin-w1", lublinJobs, workload.LublinAlphaW1, int64(seed))
+					if err != nil {
+						return err
+					}
+					cfg.Traces = append(cfg.Traces, lub)
 				}
 			}
 			cfg.Progress = cmd.ErrOrStderr()
