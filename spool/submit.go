@@ -56,6 +56,10 @@ func (s *Spool) SubmitAs(name string, data []byte, uid int) (string, error) {
 	return t.Name, err
 }
 
+// maxSubmitNames is how many names a submission tries (NAME, NAME-2, …)
+// before it gives up.
+const maxSubmitNames = 1000
+
 func (s *Spool) submit(name string, data []byte, uid int) (Ticket, error) {
 	if max := s.JobFileLimit(); int64(len(data)) > max {
 		return Ticket{}, fmt.Errorf("spool: submit %s: %d bytes, over the limit of %d bytes (%s) for a job file",
@@ -84,8 +88,13 @@ func (s *Spool) submit(name string, data []byte, uid int) (Ticket, error) {
 	// two names in between (init refuses a file with two: a hard link may
 	// be anyone's file, readUntrusted).
 	final, fi, err := p.CommitNoReplace(func(try int) (string, error) {
-		if try == 1 {
+		switch {
+		case try == 1:
 			return base, nil
+		case try > maxSubmitNames:
+			// Names anyone can make in submitted/: bounded, so that
+			// nobody keeps a root submitter looping.
+			return "", fmt.Errorf("%w: %s and %d more names taken in %s", os.ErrExist, base, maxSubmitNames-1, dir)
 		}
 		return fmt.Sprintf("%s-%d", base, try), nil
 	})

@@ -1,6 +1,7 @@
 package spool
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -88,5 +89,43 @@ func TestSubmit_NeverTwoNames(t *testing.T) {
 	close(stop)
 	if what, ok := <-seen; ok {
 		t.Errorf("submitted/ showed %s", what)
+	}
+}
+
+// A submission tries its name, then NAME-2, NAME-3, … and gives up after
+// maxSubmitNames, which anyone could otherwise make a root submitter (the
+// web page's resubmit) loop through: nothing is left behind, nothing
+// replaced.
+func TestSubmit_GivesUpWhenEveryNameIsTaken(t *testing.T) {
+	s := newSpool(t)
+	dir := s.Dir(Submitted)
+	for i := 1; i <= maxSubmitNames; i++ {
+		name := "job.yaml"
+		if i > 1 {
+			name = fmt.Sprintf("job.yaml-%d", i)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte("taken"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	name, err := s.Submit("job.yaml", []byte(validJob))
+	if !errors.Is(err, os.ErrExist) || name != "" {
+		t.Fatalf("Submit with every name taken: %q, %v; want os.ErrExist", name, err)
+	}
+	es, _ := os.ReadDir(dir)
+	if len(es) != maxSubmitNames {
+		t.Errorf("%d entries in submitted/, want the %d taken names only", len(es), maxSubmitNames)
+	}
+	for _, e := range es {
+		if b, _ := os.ReadFile(filepath.Join(dir, e.Name())); string(b) != "taken" {
+			t.Errorf("%s replaced or left: %q", e.Name(), b)
+		}
+	}
+	// One name free past the first: taken.
+	if err := os.Remove(filepath.Join(dir, "job.yaml-500")); err != nil {
+		t.Fatal(err)
+	}
+	if name, err := s.Submit("job.yaml", []byte(validJob)); err != nil || name != "job.yaml-500" {
+		t.Errorf("Submit with job.yaml-500 free: %q, %v", name, err)
 	}
 }

@@ -342,11 +342,14 @@ func (h *handler) resubmit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	name, err := h.cfg.Spool.SubmitAs("resubmit-"+jid+".yaml", data, owner)
+	if name != "" {
+		// In submitted/, even if a step after the rename failed.
+		h.log.Info("web: resubmitted", "jid", jid, "file", name, "owner", spool.UserName(owner), "remote", r.RemoteAddr)
+	}
 	if err != nil {
 		h.fail(w, r, err)
 		return
 	}
-	h.log.Info("web: resubmitted", "jid", jid, "file", name, "owner", spool.UserName(owner), "remote", r.RemoteAddr)
 	http.Redirect(w, r, h.cfg.Base+"/jobs/"+jid+"?msg="+msg, http.StatusSeeOther)
 }
 

@@ -250,6 +250,11 @@ func runSubmit(cmd *cobra.Command, v *viper.Viper, f *submitFlags, args []string
 			for _, done := range subs[:i] {
 				fmt.Fprintf(cmd.ErrOrStderr(), "%s: submitted as %s\n", done.label, sp.Dir(spool.Submitted)+"/"+done.ticket.Name)
 			}
+			if s.ticket.Name != "" {
+				// In submitted/ (it will run: do not submit it again),
+				// but not made durable, or not seen as init will see it.
+				return fmt.Errorf("%s: submitted as %s, but: %w", s.label, sp.Dir(spool.Submitted)+"/"+s.ticket.Name, err)
+			}
 			return fmt.Errorf("%s: %w", s.label, err)
 		}
 	}
