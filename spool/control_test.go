@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"slices"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -271,6 +272,7 @@ type squatter struct {
 	inTime atomic.Int64
 	moved  chan struct{} // a rename away seen, and a file made if it could be
 	quit   chan struct{}
+	halted sync.Once
 	done   chan [2][]string
 	dir    string
 }
@@ -290,6 +292,7 @@ func squatStaging(t *testing.T, dir string) *squatter {
 		t.Fatal(err)
 	}
 	sq := &squatter{t: t, dir: dir, moved: make(chan struct{}, 1<<16), quit: make(chan struct{}), done: make(chan [2][]string, 1)}
+	t.Cleanup(sq.halt) // a test that fails before stop leaves no squatter
 	go func() {
 		defer unix.Close(fd)
 		var made, caught []string
@@ -349,6 +352,9 @@ func (sq *squatter) caughtUp() {
 	}
 }
 
+// halt stops the squatter now (once).
+func (sq *squatter) halt() { sq.halted.Do(func() { close(sq.quit) }) }
+
 // stop stops the squatter once it has seen every event so far, and returns
 // every file it made and those of them made in time.
 func (sq *squatter) stop() (made, caught []string) {
@@ -361,7 +367,7 @@ func (sq *squatter) stop() (made, caught []string) {
 	case r = <-sq.done:
 	case <-time.After(20 * time.Second):
 		sq.t.Errorf("the squatter did not see %s made within 20s", squatterStop)
-		close(sq.quit)
+		sq.halt()
 		r = <-sq.done
 	}
 	if err := os.Remove(path); err != nil {

@@ -175,6 +175,7 @@ func TestMultiHost_RunKilled(t *testing.T) {
 		{"slurm", "hosts: {cluster: c2}\n"},
 	} {
 		t.Run(kind.name, func(t *testing.T) {
+			releaseOnCleanup(t, filepath.Join(alice.Home, "release."+kind.name))
 			s.submitAs(t, alice, kind.name, body(kind.name, kind.extra))
 			ran := filepath.Join(alice.Home, "ran."+kind.name)
 			deadline := time.Now().Add(multiBound)
@@ -295,6 +296,7 @@ func TestMultiHost_SSHServerDown(t *testing.T) {
 
 	// long runs until the test releases it, so that it surely runs while
 	// far's server is stopped.
+	releaseOnCleanup(t, filepath.Join(alice.Home, "release.long"))
 	s.submitAs(t, alice, "long", "name: long\nhosts: {cluster: far}\ncommand: [sh, -c, 'echo started > long.started; "+untilReleased("release.long")+"; echo long done']\n")
 	waitFile(t, filepath.Join(alice.Home, "long.started"))
 	stopSSHD()
@@ -385,6 +387,13 @@ func untilReleased(release string) string {
 	return fmt.Sprintf("i=0; while [ ! -e %s ] && [ $i -lt %d ]; do sleep 0.1; i=$((i+1)); done", release, int(multiBound/(100*time.Millisecond)))
 }
 
+// releaseOnCleanup releases, when the test ends, the jobs waiting for the
+// file release (untilReleased), so that a test that fails before it
+// releases them leaves none running.
+func releaseOnCleanup(t *testing.T, release string) {
+	t.Cleanup(func() { os.WriteFile(release, nil, 0o644) })
+}
+
 // waitGone waits, bounded, until path no longer exists.
 func waitGone(t *testing.T, path string) {
 	t.Helper()
@@ -417,6 +426,7 @@ func TestMultiHost_UsersIsolated(t *testing.T) {
 	// bob's job runs until the test releases it (bounded: 90 s), so that
 	// alice's attempts below meet it running however slow the machine is;
 	// a fixed sleep once ended before the test looked.
+	releaseOnCleanup(t, filepath.Join(bob.Home, "release"))
 	s.submitAs(t, bob, "secret", "name: secret\nhosts: {cluster: ws}\ncommand: [sh, -c, 'echo bob-secret; echo x > started; "+untilReleased("release")+"']\n")
 	waitFile(t, filepath.Join(bob.Home, "started"))
 	var jid string

@@ -172,6 +172,7 @@ func TestRestart_KillNine(t *testing.T) {
 		}
 	}()
 	release := filepath.Join(t.TempDir(), "release")
+	releaseOnCleanup(t, release)
 	jobs := restartJobs(release)
 	// init dies with half of the submissions waiting for it.
 	for i, b := range jobs[:len(jobs)/2] {
@@ -247,6 +248,7 @@ func TestRestart_ContextCancel(t *testing.T) {
 		}
 	}()
 	release := filepath.Join(t.TempDir(), "release")
+	releaseOnCleanup(t, release)
 	jobs := restartJobs(release)
 	for i, b := range jobs {
 		submit(t, sp, fmt.Sprintf("j%02d.yaml", i), b)
