@@ -57,6 +57,31 @@ func TestWrite_Durability(t *testing.T) {
 	}
 }
 
+// CommitNoReplace is as durable as Commit: the file fsynced before the
+// rename, the directory after, and the file has mode Perm.
+func TestCommitNoReplace_Durability(t *testing.T) {
+	dir := t.TempDir()
+	files, dirs := countSyncs(t)
+	p, err := New("", dir, "f")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Cleanup()
+	if _, err := p.WriteString("data\n"); err != nil {
+		t.Fatal(err)
+	}
+	final, _, err := p.CommitNoReplace(func(int) (string, error) { return "g", nil })
+	if err != nil || final != "g" {
+		t.Fatalf("CommitNoReplace: %q, %v", final, err)
+	}
+	if *files != 1 || *dirs != 1 {
+		t.Errorf("%d file and %d directory fsyncs, want 1 and 1", *files, *dirs)
+	}
+	if fi, err := os.Stat(filepath.Join(dir, "g")); err != nil || fi.Mode().Perm() != Perm {
+		t.Errorf("g: %v, %v; want mode %v", fi, err, os.FileMode(Perm))
+	}
+}
+
 func TestTryLock(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "lock")
 	open := func() *os.File {
