@@ -49,7 +49,11 @@ type MoldableConfig struct {
 	Traces []Trace
 	// Load is the offered load each trace is brought to by scaling its
 	// inter-arrival times (ScaleLoad); 0 keeps each trace's own.
-	Load     float64
+	Load float64
+	// Estimate is what the policies are told of run times: Exact (the
+	// default, the paper's), Request or Profiler; a moldable job's is
+	// scaled to each size as its run is (sim.Job.Mold).
+	Estimate sim.EstimateKind
 	Policies []string // default MoldablePolicies; easy runs rigid, the others moldable
 	Workers  int      // runs in parallel; default GOMAXPROCS
 	Progress io.Writer
@@ -68,6 +72,7 @@ type MoldableRun struct {
 	Jobs      int     `json:"-"` // jobs counted (finished)
 	TraceLoad float64 `json:"-"` // the trace's own offered load
 	Load      float64 `json:"-"` // the offered load run at
+	Estimate  string  `json:"-"` // what the policies were told of run times
 	MeanBSLD  float64 `json:"-"`
 	MeanHosts float64 `json:"-"` // mean size over N_opt, finished jobs
 }
@@ -133,8 +138,9 @@ func (c *MoldableConfig) defaults() error {
 
 // Moldable runs every policy on every trace at the configured load: easy on
 // the trace's rigid jobs, the others on the same jobs made moldable
-// (sim.Moldable), all with exact estimates (the paper takes run times as
-// known). It returns the runs in the order trace, policy.
+// (sim.Moldable), all told the configured estimates (by default exact: the
+// paper takes run times as known). It returns the runs in the order trace,
+// policy.
 func Moldable(ctx context.Context, cfg MoldableConfig) ([]MoldableRun, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
@@ -150,7 +156,7 @@ func Moldable(ctx context.Context, cfg MoldableConfig) ([]MoldableRun, error) {
 		if err != nil {
 			return nil, err
 		}
-		tr, err := t.Jobs(len(m.Hosts), sim.Exact, false)
+		tr, err := t.Jobs(len(m.Hosts), cfg.Estimate, false)
 		if err != nil {
 			return nil, fmt.Errorf("bench: %s: %w", t.Source, err)
 		}
@@ -182,14 +188,14 @@ func Moldable(ctx context.Context, cfg MoldableConfig) ([]MoldableRun, error) {
 				if name == "easy" {
 					jobs = st.rigid
 				}
-				res, _, err := Simulate(gctx, Run{Jobs: jobs, Machine: st.machine, Estimate: sim.Exact, Policy: name})
+				res, _, err := Simulate(gctx, Run{Jobs: jobs, Machine: st.machine, Estimate: cfg.Estimate, Policy: name})
 				if err != nil {
 					return fmt.Errorf("bench: moldable: %s %s: %w", cfg.Traces[i].Name, name, err)
 				}
 				met := sim.Compute(res, false)
 				r := MoldableRun{Workload: cfg.Traces[i].Name, Policy: name, MeanResponse: met.MeanResponse,
 					MeanWait: met.MeanWait, Utilization: met.Utilization, Hosts: res.Hosts, Jobs: met.Jobs,
-					TraceLoad: st.own, Load: st.load, MeanBSLD: met.MeanBSD, MeanHosts: meanSizeRatio(res, st.rigid)}
+					TraceLoad: st.own, Load: st.load, Estimate: cfg.Estimate.String(), MeanBSLD: met.MeanBSD, MeanHosts: meanSizeRatio(res, st.rigid)}
 				mu.Lock()
 				out[i*len(cfg.Policies)+k] = r
 				if cfg.Progress != nil {
@@ -235,7 +241,7 @@ func MoldableTable(w io.Writer, runs []MoldableRun) error {
 			fmt.Fprintln(w)
 		}
 		r0 := runs[i]
-		fmt.Fprintf(w, "%s, %d hosts, offered load %.2f (the trace's own %.2f), exact estimates\n", r0.Workload, r0.Hosts, r0.Load, r0.TraceLoad)
+		fmt.Fprintf(w, "%s, %d hosts, offered load %.2f (the trace's own %.2f), %s estimates\n", r0.Workload, r0.Hosts, r0.Load, r0.TraceLoad, r0.Estimate)
 		base := map[string]float64{}
 		for _, r := range runs[i:j] {
 			base[r.Policy] = r.MeanResponse

@@ -12,8 +12,9 @@ import (
 // rigid job, at its submission, and its answer (seconds; ≤ 0 for unknown,
 // when the policy falls back) becomes the job's Estimate; Observe is told
 // each job's run time (seconds of wall time on its hosts) when it ends.
-// Moldable jobs (Job.Time set) keep their exact times and are only
-// observed.
+// Jobs whose times are a function (Job.Time set) keep their exact times
+// and are only observed; a moldable trace job (Job.Mold) is estimated on
+// its N_opt hosts, and the estimate scaled to each size.
 type Estimator interface {
 	Estimate(j *Job) float64
 	Observe(j *Job, hosts int, run float64)
@@ -22,7 +23,7 @@ type Estimator interface {
 // ProfilerEstimator estimates each job as the historical profiler's upper
 // confidence limit, Mean + HalfWidth, for its executable and user (the SWF
 // numbers; -1, unknown, is estimated from the whole system) on its Min
-// hosts, and feeds the profiler each job as it ends. Give it a fresh
+// hosts (a moldable trace job's N_opt), and feeds the profiler each job as it ends. Give it a fresh
 // memory-only profiler (profiler.New) so that a run learns from its own
 // trace only.
 func ProfilerEstimator(p *profiler.Profiler) Estimator { return profEst{p} }
@@ -37,7 +38,7 @@ func swfName(n int) string {
 }
 
 func (e profEst) Estimate(j *Job) float64 {
-	est, ok := e.p.Estimate(swfName(j.Executable), swfName(j.User), j.Min, 0)
+	est, ok := e.p.Estimate(swfName(j.Executable), swfName(j.User), j.size(), 0)
 	if !ok {
 		return 0
 	}

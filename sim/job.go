@@ -29,6 +29,11 @@ type Job struct {
 	// (a moldable job such as an Eq. 2 task). The policy's predictions of
 	// such a job are exact: it sees Time itself.
 	Time func(n int) float64
+	// Mold, when set (and Time is not), is a trace's rigid job made
+	// moldable (Moldable): Run and Estimate are its times on Mold.Opt
+	// hosts, and on n hosts both scale by Mold.Factor(n), so a request or a
+	// profiler's estimate is scaled as the run is.
+	Mold *models.Efficiency
 	// Request and Components, when Request is not 0, make the job a
 	// multicluster request, handed to the policy as they are
 	// (policy.QueuedJob's fields of the same names): Min == Max == the
@@ -39,18 +44,33 @@ type Job struct {
 
 // runOn is the job's actual run time on n hosts of speed 1.
 func (j *Job) runOn(n int) float64 {
-	if j.Time != nil {
+	switch {
+	case j.Time != nil:
 		return j.Time(n)
+	case j.Mold != nil:
+		return j.Run * j.Mold.Factor(n)
 	}
 	return j.Run
 }
 
 // estimateOn is the run time the policy is told for n hosts of speed 1.
 func (j *Job) estimateOn(n int) float64 {
-	if j.Time != nil {
+	switch {
+	case j.Time != nil:
 		return j.Time(n)
+	case j.Mold != nil:
+		return j.Estimate * j.Mold.Factor(n)
 	}
 	return j.Estimate
+}
+
+// size is the number of hosts Run and Estimate are for: a moldable trace
+// job's N_opt, else Min.
+func (j *Job) size() int {
+	if j.Time == nil && j.Mold != nil {
+		return j.Mold.Opt
+	}
+	return j.Min
 }
 
 // Machine is the set of hosts jobs run on, with each host's speed

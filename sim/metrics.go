@@ -168,7 +168,9 @@ func countedPyss(r *Result) ([]int, int) {
 // pyssTiny tells a job pyss leaves out of its statistics: a rigid job of
 // estimate 1 s on 1 processor (what FromSWF makes of a record pyss cannot
 // use).
-func (j *Job) pyssTiny() bool { return j.Estimate == 1 && j.Min == 1 && j.Time == nil }
+func (j *Job) pyssTiny() bool {
+	return j.Estimate == 1 && j.Min == 1 && j.Time == nil && j.Mold == nil
+}
 
 // summary returns the mean, median and 95th percentile (nearest rank) of v.
 func summary(v []float64) (mean, median, p95 float64) {

@@ -33,7 +33,7 @@ type Config struct {
 	// Progress, when set, is called with the number of jobs finished and
 	// the number of jobs (0 when unbounded).
 	Progress func(done, total int)
-	// Estimator, when set, gives each rigid job its Estimate at submission
+	// Estimator, when set, gives each job (but those with Time) its Estimate at submission
 	// and learns each job's run time at its end (see estimator.go).
 	Estimator Estimator
 }

@@ -10,6 +10,7 @@ import (
 
 	"msched/bench"
 	"msched/policy"
+	"msched/sim"
 	"msched/workload"
 )
 
@@ -20,6 +21,7 @@ func newBenchMoldableCmd() *cobra.Command {
 		procs, o2kJobs, seed int
 		lublinJobs           int
 		asJSON               bool
+		estimate             string
 	)
 	cmd := &cobra.Command{
 		Use:   "moldable",
@@ -28,7 +30,9 @@ func newBenchMoldableCmd() *cobra.Command {
 (Barsanti and Sodan; msched simulate --moldable): a job's trace size is its
 N_opt, its trace run time its run time there, and it may run on N_opt/2 to
 2·N_opt hosts with efficiency 0.8, 0.65 and 0.4 at N_opt/2, N_opt and
-2·N_opt. Policies are told exact run times, as in the paper.
+2·N_opt. Policies are told exact run times, as in the paper; --estimate
+request tells them the trace's requested times instead, and profiler the
+historical profiler's, each scaled to a moldable job's size as its run is.
 
 The policies: easy on the trace as it is (fixed sizes, arrival order; the
 baseline), and on the moldable trace scojo-rigid (the paper's traditional
@@ -64,6 +68,11 @@ seconds.`, bench.MoldableLoadW1, bench.MoldableLoadW2, bench.MoldableLoadW1, ben
   msched bench moldable --workload trace.swf --procs 64 --policy easy,scojo-p`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			est, err := sim.ParseEstimate(estimate)
+			if err != nil {
+				return fmt.Errorf("bench moldable: %w", err)
+			}
+			cfg.Estimate = est
 			switch {
 			case procs != 0 && file == "":
 				return fmt.Errorf("bench moldable: --procs goes with --workload")
@@ -116,6 +125,7 @@ seconds.`, bench.MoldableLoadW1, bench.MoldableLoadW2, bench.MoldableLoadW1, ben
 	f.IntVar(&lublinJobs, "lublin-jobs", 10000, "jobs of the Lublin-Feitelson W1 workload (0: none)")
 	f.IntVar(&seed, "seed", bench.O2KSeed, "seed of the o2k and Lublin-Feitelson workloads")
 	f.StringSliceVar(&cfg.Policies, "policy", nil, "policies, comma-separated (default: "+strings.Join(bench.MoldablePolicies, ",")+"; known: "+strings.Join(policy.Names(), ", ")+")")
+	f.StringVar(&estimate, "estimate", "exact", "what policies are told of run times: exact (the paper's), request or profiler")
 	f.IntVar(&cfg.Workers, "workers", runtime.GOMAXPROCS(0), "runs at a time")
 	f.BoolVar(&asJSON, "json", false, "one JSON object per workload and policy and line")
 	return cmd

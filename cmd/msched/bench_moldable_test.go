@@ -55,13 +55,43 @@ func TestBenchMoldable_JSON(t *testing.T) {
 	}
 }
 
+// bench moldable --estimate request tells every policy the requests and
+// says so above its table; an unknown kind is refused by name.
+func TestBenchMoldable_Estimate(t *testing.T) {
+	trace := simulateTrace(t)
+	table := func(args ...string) (string, error) {
+		cmd := newBenchMoldableCmd()
+		var out, errOut bytes.Buffer
+		cmd.SetOut(&out)
+		cmd.SetErr(&errOut)
+		cmd.SetArgs(append([]string{"--workload", trace, "--procs", "8", "--policy", "easy,scojo-p"}, args...))
+		err := cmd.ExecuteContext(context.Background())
+		return out.String(), err
+	}
+	exact, err := table()
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, err := table("--estimate", "request")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(exact, "exact estimates") || !strings.Contains(req, "request estimates") || exact == strings.Replace(req, "request estimates", "exact estimates", 1) {
+		t.Errorf("exact:\n%s\nrequest:\n%s", exact, req)
+	}
+	if _, err := table("--estimate", "oracle"); err == nil || !strings.Contains(err.Error(), `"oracle"`) {
+		t.Errorf("--estimate oracle: %v", err)
+	}
+}
+
 // simulate --moldable: scojo-rigid runs every job at N_opt, its traced
 // size and run time (the work done, utilisation × makespan, is easy's on
-// the rigid trace), scojo-p sizes them (another work); the estimate is
-// exact by default and another one is refused.
+// the rigid trace), scojo-p sizes them (another work); told the requests
+// (twice the run times here), scaled to each size, scojo-p plans another
+// schedule and still finishes every job.
 func TestSimulate_Moldable(t *testing.T) {
 	trace := simulateTrace(t)
-	rigid, err := simulateJSON(t, "--workload", trace, "--policy", "scojo-rigid", "--moldable")
+	rigid, err := simulateJSON(t, "--workload", trace, "--policy", "scojo-rigid", "--moldable", "--estimate", "exact")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,14 +103,18 @@ func TestSimulate_Moldable(t *testing.T) {
 	if math.Abs(work(rigid)/work(easy)-1) > 1e-9 {
 		t.Errorf("scojo-rigid on the moldable trace: work %v, easy on the rigid one %v", work(rigid), work(easy))
 	}
-	mold, err := simulateJSON(t, "--workload", trace, "--policy", "scojo-p", "--moldable")
+	mold, err := simulateJSON(t, "--workload", trace, "--policy", "scojo-p", "--moldable", "--estimate", "exact")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if mold["jobs_finished"] != float64(60) || math.Abs(work(mold)/work(easy)-1) < 1e-3 {
 		t.Errorf("scojo-p: %v", mold)
 	}
-	if _, err := simulateJSON(t, "--workload", trace, "--policy", "scojo-p", "--moldable", "--estimate", "request"); err == nil || !strings.Contains(err.Error(), "--moldable") {
-		t.Errorf("--moldable --estimate request: %v", err)
+	req, err := simulateJSON(t, "--workload", trace, "--policy", "scojo-p", "--moldable", "--estimate", "request")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req["jobs_finished"] != float64(60) || req["mean_response_s"] == mold["mean_response_s"] {
+		t.Errorf("scojo-p told the requests: %v; told exact times: %v", req, mold)
 	}
 }

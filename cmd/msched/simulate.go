@@ -51,8 +51,9 @@ budget.
 size is its N_opt and its run time there the trace's; it may run on N_opt/2
 (rounded up) to 2·N_opt hosts (at most the machine), with efficiency 0.8 at
 N_opt/2, 0.65 at N_opt and 0.4 at 2·N_opt, speedup linear in between
-(models.Efficiency). Policies are then told each job's exact run time on any
-number of hosts, so --moldable takes --estimate exact (the default with it).
+(models.Efficiency). The estimate --estimate gives (the request, the exact
+run time or the profiler's, asked for N_opt hosts) is scaled to each size as
+the run is; SCOJO-P's paper takes run times as known, --estimate exact.
 scojo-p and cirne-berman choose sizes; the other policies run a moldable job
 on its smallest size.
 
@@ -73,15 +74,9 @@ MSCHED_PLAN_OBJECTIVE=wait msched simulate --policy ga-plan … another objectiv
 			if err != nil {
 				return err
 			}
-			if moldable && !cmd.Flags().Changed("estimate") {
-				estimate = "exact"
-			}
 			est, err := sim.ParseEstimate(estimate)
 			if err != nil {
 				return err
-			}
-			if moldable && est != sim.Exact {
-				return fmt.Errorf("simulate: --moldable tells policies exact run times; --estimate %s cannot be scaled to other sizes", est)
 			}
 			t, err := bench.ReadTrace(file, procs)
 			if err != nil {
@@ -145,7 +140,7 @@ MSCHED_PLAN_OBJECTIVE=wait msched simulate --policy ga-plan … another objectiv
 	f.StringVar(&hostsFile, "hosts", "", "hosts file of heterogeneous hosts (instead of --procs)")
 	f.StringVar(&estimate, "estimate", "request", "what policies are told of run times: exact, request or profiler")
 	f.BoolVar(&pyss, "pyss", false, "pyss's job and counting conventions")
-	f.BoolVar(&moldable, "moldable", false, "make every job moldable (SCOJO-P's efficiency model; exact estimates)")
+	f.BoolVar(&moldable, "moldable", false, "make every job moldable (SCOJO-P's efficiency model; estimates scaled with it)")
 	f.BoolVar(&asJSON, "json", false, "one JSON object per policy and line")
 	f.StringVar(&svg, "svg", "", "write utilisation over time and the schedule (Gantt) to this SVG file")
 	f.Float64Var(&ganttFrom, "gantt-from", 0, "start of the Gantt window, seconds (with --gantt-span)")
