@@ -93,6 +93,57 @@ func TestMoldable_RunsAndJSON(t *testing.T) {
 	}
 }
 
+// The configured estimate reaches every run: easy's and scojo-p's figures
+// under Estimate are those of the same jobs simulated directly with it,
+// and, for the profiler (whose jobs carry no estimate of their own), not
+// those of jobs told nothing.
+func TestMoldable_EstimateReachesTheRuns(t *testing.T) {
+	var recs []workload.Job
+	for i := range 60 {
+		j := workload.NewJob()
+		j.ID, j.Submit, j.Run, j.Procs = int64(i+1), float64(20*i), float64(100+37*(i%7)), 1+i%8
+		j.ReqTime, j.User, j.Executable = 3*j.Run, 1+i%3, 1+i%5
+		recs = append(recs, j)
+	}
+	tr := Trace{Name: "small", Procs: 8, Records: recs}
+	m, err := tr.Machine(sim.Machine{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	direct := func(jobs []sim.Job, est sim.EstimateKind, name string) float64 {
+		t.Helper()
+		res, _, err := Simulate(context.Background(), Run{Jobs: jobs, Machine: m, Estimate: est, Policy: name})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return sim.Compute(res, false).MeanResponse
+	}
+	for _, est := range []sim.EstimateKind{sim.Request, sim.Profiler} {
+		runs, err := Moldable(context.Background(), MoldableConfig{Traces: []Trace{tr}, Estimate: est, Policies: []string{"easy", "scojo-p"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		jobs, err := tr.Jobs(8, est, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range runs {
+			in := jobs.Jobs
+			if r.Policy != "easy" {
+				in = sim.Moldable(in, 8)
+			}
+			if want := direct(in, est, r.Policy); r.MeanResponse != want || r.Estimate != est.String() {
+				t.Errorf("%s, %s estimates: mean response %v (%s), simulated directly %v", r.Policy, est, r.MeanResponse, r.Estimate, want)
+			}
+			if est == sim.Profiler {
+				if told := direct(in, sim.Exact, r.Policy); r.MeanResponse == told {
+					t.Errorf("%s: the profiler's run is the run told nothing (%v)", r.Policy, told)
+				}
+			}
+		}
+	}
+}
+
 // On the SDSC-SP2 sample at W1's load, SCOJO-P has a lower mean response
 // than fixed-size EASY and than Cirne-Berman (docs/moldable.md has the
 // figures; the paper's 0.3 × fixed sizes is out of reach on this trace, see

@@ -9,7 +9,7 @@ import (
 
 // Estimator supplies run-time estimates that depend on what the simulation
 // has seen so far, as a live profiler's do: Estimate is asked once per
-// rigid job, at its submission, and its answer (seconds; ≤ 0 for unknown,
+// job, at its submission, and its answer (seconds; ≤ 0 for unknown,
 // when the policy falls back) becomes the job's Estimate; Observe is told
 // each job's run time (seconds of wall time on its hosts) when it ends.
 // Jobs whose times are a function (Job.Time set) keep their exact times

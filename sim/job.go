@@ -17,7 +17,8 @@ type Job struct {
 	// Min..Max is the host-count range; Min == Max for a rigid job.
 	Min, Max int
 	// Run is the actual run time, in seconds on hosts of speed 1, of a rigid
-	// job. Moldable jobs give Time instead.
+	// job, and of a moldable trace job (Mold) on its N_opt hosts. Jobs whose
+	// time is a function of the hosts give Time instead.
 	Run float64
 	// Estimate is the run time the policy is told (seconds on speed-1
 	// hosts): the actual one, the user's request, or a model's prediction.

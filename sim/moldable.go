@@ -7,9 +7,13 @@ import "msched/models"
 // its run time there the trace's run time; it may run on N_min..N_max hosts
 // of a machine of procs, for Run·Factor(n) on n of them (Job.Mold). Its
 // estimate, whatever it is (exact, the request, the profiler's), is scaled
-// the same way: the policy is told Estimate·Factor(n) for n hosts. Jobs that
-// are moldable already (Time or Mold set) and multicluster requests (their
-// components fix their size) are kept as they are.
+// the same way: the policy is told Estimate·Factor(n) for n hosts. An
+// unknown estimate (0: the profiler's before any job has ended) stays
+// unknown, and the policy falls back on its own model of the job from Min
+// and Max, whose N_opt may then differ from the trace's size when the
+// machine cut Max. Jobs that are moldable already (Time or Mold set) and
+// multicluster requests (their components fix their size) are kept as they
+// are.
 func Moldable(jobs []Job, procs int) []Job {
 	out := make([]Job, len(jobs))
 	copy(out, jobs)

@@ -167,7 +167,8 @@ func checkJob(j *Job) error {
 }
 
 // Predictor answers the policy's run-time questions from the workload: the
-// job's estimate (exact for moldable jobs), at the speed of the slowest of
+// job's estimate on that many hosts (exact for jobs with Time, scaled by
+// the model for moldable trace jobs), at the speed of the slowest of
 // the hosts asked about. Give it to the policy in policy.Options.
 func (s *Sim) Predictor() policy.Predictor { return policy.PredictorFunc(s.predict) }
 

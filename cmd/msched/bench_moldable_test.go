@@ -55,8 +55,9 @@ func TestBenchMoldable_JSON(t *testing.T) {
 	}
 }
 
-// bench moldable --estimate request tells every policy the requests and
-// says so above its table; an unknown kind is refused by name.
+// bench moldable --estimate request tells every policy the requests, and
+// profiler the profiler's estimates (which start unknown), and says so
+// above its table; an unknown kind is refused by name.
 func TestBenchMoldable_Estimate(t *testing.T) {
 	trace := simulateTrace(t)
 	table := func(args ...string) (string, error) {
@@ -78,6 +79,13 @@ func TestBenchMoldable_Estimate(t *testing.T) {
 	}
 	if !strings.Contains(exact, "exact estimates") || !strings.Contains(req, "request estimates") || exact == strings.Replace(req, "request estimates", "exact estimates", 1) {
 		t.Errorf("exact:\n%s\nrequest:\n%s", exact, req)
+	}
+	prof, err := table("--estimate", "profiler")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(prof, "profiler estimates") || exact == strings.Replace(prof, "profiler estimates", "exact estimates", 1) {
+		t.Errorf("exact:\n%s\nprofiler:\n%s", exact, prof)
 	}
 	if _, err := table("--estimate", "oracle"); err == nil || !strings.Contains(err.Error(), `"oracle"`) {
 		t.Errorf("--estimate oracle: %v", err)

@@ -53,7 +53,8 @@ size is its N_opt and its run time there the trace's; it may run on N_opt/2
 N_opt/2, 0.65 at N_opt and 0.4 at 2·N_opt, speedup linear in between
 (models.Efficiency). The estimate --estimate gives (the request, the exact
 run time or the profiler's, asked for N_opt hosts) is scaled to each size as
-the run is; SCOJO-P's paper takes run times as known, --estimate exact.
+the run is. The default is request, with --moldable as without it; SCOJO-P's
+paper takes run times as known, --estimate exact.
 scojo-p and cirne-berman choose sizes; the other policies run a moldable job
 on its smallest size.
 
