@@ -284,16 +284,24 @@ func validateComponents(j *Job, doc *yaml.Node) []Problem {
 		bad([]string{"components"}, "%d components, over the limit of %d", len(j.Components), MaxComponents)
 	default:
 		sum := 0 // each is at most MaxHostCount, and there are at most MaxComponents: no overflow
-		for i, c := range j.Components {
-			line := lineOf(doc, "components")
-			if comps.Kind == yaml.SequenceNode && i < len(comps.Content) {
-				n := comps.Content[i]
-				line = n.Line
-				if n.ShortTag() != "!!int" {
-					// yaml.v3 truncates 2.5 into an int without a word.
-					ps = append(ps, Problem{line, fmt.Sprintf("components[%d]", i), fmt.Sprintf("want an integer, got %q", Clip(n.Value, maxQuoted))})
+		// The entries are read from the document's own nodes: yaml.v3
+		// truncates 2.5 into an int and drops a trailing null without a
+		// word, so the decoded list may not say what was written.
+		n := len(j.Components)
+		if comps.Kind == yaml.SequenceNode {
+			n = len(comps.Content)
+		}
+		for i := range n {
+			line, c := lineOf(doc, "components"), 0
+			if comps.Kind == yaml.SequenceNode {
+				node := comps.Content[i]
+				line = node.Line
+				if node.ShortTag() != "!!int" || node.Decode(&c) != nil {
+					ps = append(ps, Problem{line, fmt.Sprintf("components[%d]", i), fmt.Sprintf("want an integer, got %q", Clip(node.Value, maxQuoted))})
 					continue
 				}
+			} else {
+				c = j.Components[i]
 			}
 			switch {
 			case c < 1:
