@@ -140,12 +140,24 @@ const (
 	DefaultCoallocBinFills = 10000
 )
 
-func (c *CoallocConfig) defaults() {
-	if c.Jobs <= 0 {
+// MinCoallocJobs is the fewest jobs a simulation may have: the first tenth
+// warms up, and the figures are means over the rest.
+const MinCoallocJobs = 100
+
+// defaults fills in the zero fields and refuses the settings no figure can
+// come from.
+func (c *CoallocConfig) defaults() error {
+	switch {
+	case c.Jobs == 0:
 		c.Jobs = DefaultCoallocJobs
+	case c.Jobs < MinCoallocJobs:
+		return fmt.Errorf("bench: coalloc: %d jobs per simulation; at least %d (the first tenth warms up)", c.Jobs, MinCoallocJobs)
 	}
-	if c.BinFills <= 0 {
+	switch {
+	case c.BinFills == 0:
 		c.BinFills = DefaultCoallocBinFills
+	case c.BinFills < 0:
+		return fmt.Errorf("bench: coalloc: %d bin fills; at least 1", c.BinFills)
 	}
 	if c.Seed == 0 {
 		c.Seed = 1
@@ -153,6 +165,7 @@ func (c *CoallocConfig) defaults() {
 	if c.Log == nil {
 		c.Log = slog.New(slog.DiscardHandler)
 	}
+	return nil
 }
 
 // coallocSetting is one cell of the max_util table.
@@ -175,7 +188,9 @@ func (u *CoallocMaxUtil) field(k int) *float64 {
 // and the six response runs (three at each utilisation), GOMAXPROCS at a
 // time.
 func Coalloc(ctx context.Context, cfg CoallocConfig) (*CoallocResult, error) {
-	cfg.defaults()
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
 	cfg.Log.Info("bench coalloc", "jobs", cfg.Jobs, "bin_fills", cfg.BinFills, "seed", cfg.Seed,
 		"saturated_seed", cfg.Seed, "bin_fill_seed", cfg.Seed+1, "response_seed", cfg.Seed+2,
 		"fit", cfg.Fit, "time_unit_s", coallocTimeUnit, "backlog", coallocBacklog)
@@ -267,7 +282,9 @@ func coallocRun(ctx context.Context, cfg CoallocConfig, m sim.Machine, jobs []si
 // for requests of type rt with components uniform on 1..n2: the busy share
 // of the hosts while the queue never empties (see CoallocConfig).
 func CoallocSaturated(ctx context.Context, cfg CoallocConfig, rt workload.RequestType, n2 int) (float64, error) {
-	cfg.defaults()
+	if err := cfg.defaults(); err != nil {
+		return 0, err
+	}
 	jobs, err := coallocJobs(cfg, rt, n2, cfg.Jobs, 0.5, cfg.Seed)
 	if err != nil {
 		return 0, err
@@ -304,7 +321,9 @@ func busyShare(r *sim.Result, hosts int, from, to float64) float64 {
 // does not fit; the busy share of the hosts is averaged over cfg.BinFills
 // fills, each of jobs of its own.
 func CoallocBinFill(ctx context.Context, cfg CoallocConfig, rt workload.RequestType, n2 int) (float64, error) {
-	cfg.defaults()
+	if err := cfg.defaults(); err != nil {
+		return 0, err
+	}
 	m := coallocMachine()
 	p, err := policy.New("fcfs", policy.Options{Fit: cfg.Fit, Log: cfg.Log})
 	if err != nil {
@@ -350,7 +369,9 @@ func CoallocBinFill(ctx context.Context, cfg CoallocConfig, rt workload.RequestT
 // on 1..4) arriving at utilisation util, under fcfs (maxJumps 0) or fpfs
 // with that MaxJumps.
 func CoallocResponseTime(ctx context.Context, cfg CoallocConfig, util float64, maxJumps int) (float64, error) {
-	cfg.defaults()
+	if err := cfg.defaults(); err != nil {
+		return 0, err
+	}
 	r, err := coallocOpen(ctx, cfg, sim.Clusters([]int{coallocClusters * coallocClusterSize}), workload.Total, 4, util, maxJumps, cfg.Seed+2)
 	if err != nil {
 		return 0, err

@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"fmt"
 	"log/slog"
 
 	"github.com/spf13/cobra"
@@ -51,6 +52,12 @@ units (the paper's Table 5; the table adds its 0.62 column).
 figures. Every random choice comes from generators seeded from --seed (logged).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			switch {
+			case cfg.Jobs < bench.MinCoallocJobs:
+				return fmt.Errorf("bench coalloc: --jobs %d: at least %d (the first tenth of each simulation warms up)", cfg.Jobs, bench.MinCoallocJobs)
+			case cfg.BinFills < 1:
+				return fmt.Errorf("bench coalloc: --bin-fills %d: at least 1", cfg.BinFills)
+			}
 			f, err := policy.ParseFit(fit)
 			if err != nil {
 				return err
@@ -67,7 +74,7 @@ figures. Every random choice comes from generators seeded from --seed (logged).`
 		},
 	}
 	fl := cmd.Flags()
-	fl.IntVar(&cfg.Jobs, "jobs", bench.DefaultCoallocJobs, "jobs per simulation")
+	fl.IntVar(&cfg.Jobs, "jobs", bench.DefaultCoallocJobs, fmt.Sprintf("jobs per simulation (at least %d)", bench.MinCoallocJobs))
 	fl.IntVar(&cfg.BinFills, "bin-fills", bench.DefaultCoallocBinFills, "bin fills per setting (the paper's method, in the table)")
 	fl.Int64Var(&cfg.Seed, "seed", 1, "seed of every random choice (saturated runs: seed, bin fills: seed+1, response runs: seed+2)")
 	fl.StringVar(&fit, "fit", "first", "placement of unordered components: first or worst")

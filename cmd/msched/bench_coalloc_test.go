@@ -101,3 +101,15 @@ func TestBenchCoalloc_TableAndFit(t *testing.T) {
 		t.Errorf("--fit best: %v", err)
 	}
 }
+
+// Settings no figure can come from are refused before anything runs: a
+// simulation of a few jobs once printed NaN (and --json failed on it after
+// the whole run), and a negative count silently ran the defaults.
+func TestBenchCoalloc_RefusesTooFew(t *testing.T) {
+	for _, args := range [][]string{{"--jobs", "1"}, {"--jobs", "-3"}, {"--jobs", "0"}, {"--bin-fills", "0"}, {"--bin-fills", "-1"}} {
+		out, err := runBenchCoalloc(t, append(args, "--json")...)
+		if err == nil || !strings.Contains(err.Error(), args[0]+" "+args[1]) || strings.Contains(out, "max_util") {
+			t.Errorf("%v: %v\n%s", args, err, out)
+		}
+	}
+}
