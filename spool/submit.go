@@ -10,6 +10,7 @@ import (
 	"syscall"
 	"time"
 
+	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
 )
 
@@ -82,6 +83,14 @@ func (s *Spool) submit(name string, data []byte, uid int) (Ticket, error) {
 	}
 	if _, err := p.Write(data); err != nil {
 		return Ticket{}, fmt.Errorf("spool: submit: %w", err)
+	}
+	// The mtime from the fine clock: the kernel stamps a write from a coarse
+	// one (a tick, some milliseconds), and submitted/ is listed, and its
+	// files given JIDs, by mtime, then name; so `msched submit b.yaml
+	// a.yaml` would often give a.yaml the first JID.
+	now := unix.NsecToTimeval(time.Now().UnixNano())
+	if err := unix.Futimes(int(p.Fd()), []unix.Timeval{now, now}); err != nil {
+		return Ticket{}, fmt.Errorf("spool: submit: %w", &os.SyscallError{Syscall: "futimes", Err: err})
 	}
 	// Mode FilePerm (atomicfile.Perm), fsynced, then renamed without
 	// replacing a file: not link(2) and unlink, which would give the file

@@ -129,3 +129,32 @@ func TestSubmit_GivesUpWhenEveryNameIsTaken(t *testing.T) {
 		t.Errorf("Submit with job.yaml-500 free: %q, %v", name, err)
 	}
 }
+
+// Files submitted one after another are listed (and so given JIDs by
+// init) in the order submitted, whatever their names: each one's mtime
+// comes from the fine clock, where the kernel's coarse stamp made two
+// submissions in one tick tie, and the tie went to the name.
+func TestSubmit_ListedInTheOrderSubmitted(t *testing.T) {
+	s := newSpool(t)
+	var want []string
+	for i := range 40 {
+		for _, base := range []string{"z", "a"} {
+			name, err := s.Submit(fmt.Sprintf("%s%02d.yaml", base, i), []byte(validJob))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = append(want, name)
+		}
+	}
+	es, err := s.List(Submitted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range es {
+		got = append(got, e.Name)
+	}
+	if strings.Join(got, " ") != strings.Join(want, " ") {
+		t.Errorf("listed\n%v\nsubmitted\n%v", got, want)
+	}
+}
