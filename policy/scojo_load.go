@@ -96,9 +96,12 @@ func (h *history) add(a arrival) {
 
 // update drops the arrivals older than the window and estimates the rates
 // as of now: a slot's count over the time the window has spent in that
-// slot. Until a whole day has been seen, every slot gets the mean rate so
-// far (over at least one slot's length, so that the first arrivals do not
-// read as a flood).
+// slot. Until a whole day has been seen, every slot gets the arrivals seen
+// so far spread over a day: a fresh scheduler (or one just restarted,
+// since the history is in memory) that took a lone job's arrival over the
+// minutes it has been up for a rate would expect a flood of its like, and
+// shrink the job on an idle machine. Spread over a day, the first hours
+// under-predict the load instead, and the sizes lean to the job's side.
 func (h *history) update(now int64) {
 	if h.count == nil {
 		h.count = make([][nClasses]float64, scojoSlotsPerDay)
@@ -129,10 +132,9 @@ func (h *history) update(now int64) {
 	span := float64(now-from) / 1e9
 	day := float64(24 * time.Hour / time.Second)
 	if span < day {
-		d := math.Max(span, scojoSlot.Seconds())
 		for k := range h.rate {
 			for c := range nClasses {
-				h.rate[k][c] = math.Max(h.n[c], 0) / d
+				h.rate[k][c] = math.Max(h.n[c], 0) / day
 			}
 		}
 		return

@@ -2,6 +2,7 @@ package policy
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"slices"
 	"strings"
@@ -179,6 +180,26 @@ func TestScojo_ExpectedArrivals(t *testing.T) {
 		if !ok || len(m.Hosts) != c.size || !strings.Contains(m.Why, "predicted load "+c.load+" ") {
 			t.Errorf("%d arrivals: %+v; want M on %d hosts at load %s", c.n, pl.StartNow, c.size, c.load)
 		}
+	}
+}
+
+// A fresh scheduler (the history is in memory: also one just restarted)
+// with one 10-h job on an idle machine does not shrink it: the one arrival
+// it has seen counts as a day's, where taking it over the minute it has
+// been up for a rate once predicted a load of 4.4 and put the job on 2 of
+// 2–8 hosts. At its N_opt, 4: (4·36000 + 4·36000²/2/86400)/(10·36000) =
+// 0.48, and the job grows (to 8, where the load is 0.94).
+func TestScojo_FreshHistoryDoesNotShrinkALoneJob(t *testing.T) {
+	s := Snapshot{Now: t0, Hosts: hosts(10), Queue: []QueuedJob{moldJob("M", t0.Add(-time.Minute), 10*time.Hour)}}
+	pl := newHarness(t, "scojo-p", Options{}).plan(s)
+	checkSound(t, s, pl)
+	m, ok := placed(pl.StartNow, "M")
+	if !ok || len(m.Hosts) < 4 {
+		t.Fatalf("M: %+v; want a start on at least its N_opt, 4", pl.StartNow)
+	}
+	var load float64
+	if _, err := fmt.Sscanf(m.Why[strings.Index(m.Why, "predicted load ")+len("predicted load "):], "%g", &load); err != nil || load >= 1 {
+		t.Errorf("why: %q (%v)", m.Why, err)
 	}
 }
 
