@@ -533,7 +533,7 @@ func (r *runner) target(s *launch.Spec, j *spool.Job) error {
 		} else if len(r.hosts) > 0 {
 			return fmt.Errorf("host %s is not in the hosts file (any more)", name)
 		}
-		if len(addrs) > 0 && (a.Kind != addrs[0].Kind || a.SlurmConf != addrs[0].SlurmConf) {
+		if len(addrs) > 0 && a.Launcher() != addrs[0].Launcher() {
 			return fmt.Errorf("hosts %s and %s are reached differently (%s, %s); a job runs through one launcher", s.Hosts[0], name, addrs[0], a)
 		}
 		addrs = append(addrs, a)

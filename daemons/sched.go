@@ -528,7 +528,7 @@ func (d *Sched) view(now time.Time, loads map[string]float64, down map[string]ho
 		if _, ok := down[h.Name]; ok {
 			free = now.Add(downHorizon)
 		}
-		snap.Hosts = append(snap.Hosts, policy.Host{Name: h.Name, Arch: h.Arch, Cluster: h.Cluster, Load: loads[h.Name],
+		snap.Hosts = append(snap.Hosts, policy.Host{Name: h.Name, Arch: h.Arch, Cluster: h.Cluster, Via: h.Launcher(), Load: loads[h.Name],
 			Speed: d.Speeds[h.Arch], FreeAt: free})
 	}
 	for _, j := range read {

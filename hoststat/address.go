@@ -29,6 +29,16 @@ type Address struct {
 	Partition string
 }
 
+// Launcher names the launcher that reaches a host at a: this machine, ssh,
+// or one Slurm cluster (its slurm.conf). A job runs through one launcher,
+// so the hosts of one job all have the same Launcher.
+func (a Address) Launcher() string {
+	if a.Kind == KindSlurm {
+		return a.Kind + " " + a.SlurmConf
+	}
+	return a.Kind
+}
+
 // ParseAddress parses a host's address field.
 func ParseAddress(s string) (Address, error) {
 	if s == "" || s == KindLocal {
@@ -106,6 +116,17 @@ func (a Address) String() string {
 // Addr returns h's parsed address; hosts files are checked when loaded, so
 // an error here means a Host built in code with a bad address.
 func (h Host) Addr() (Address, error) { return ParseAddress(h.Address) }
+
+// Launcher is the launcher that reaches h (Address.Launcher); for an
+// address that does not parse, which no launcher reaches (the run daemon
+// says why), the address itself.
+func (h Host) Launcher() string {
+	a, err := h.Addr()
+	if err != nil {
+		return h.Address
+	}
+	return a.Launcher()
+}
 
 // checkClusters enforces what a launcher needs of a cluster: a Slurm
 // cluster's hosts all name the same slurm.conf (one cluster, one

@@ -313,6 +313,31 @@ func neverFits(q *QueuedJob, names []string, size []int) string {
 	return fmt.Sprintf("%s: no %d distinct clusters hold the components (clusters of %v %s)", req, len(q.Components), size, what)
 }
 
+// neverFitsOneWay is neverFits for clusters reached in several ways
+// (Host.Via, named vias): a job runs through one launcher, so q can be
+// placed only if the clusters of one of them can hold it. size[v][c] counts
+// the hosts q may use in cluster c that launcher v reaches. "" when one
+// can.
+func neverFitsOneWay(q *QueuedJob, names, vias []string, size [][]int) string {
+	if len(size) == 1 {
+		return neverFits(q, names, size[0])
+	}
+	all := make([]int, len(names))
+	for _, sz := range size {
+		if neverFits(q, names, sz) == "" {
+			return ""
+		}
+		for c, n := range sz {
+			all[c] += n
+		}
+	}
+	if why := neverFits(q, names, all); why != "" {
+		return why
+	}
+	return fmt.Sprintf("%s: only clusters reached in different ways (%s) could hold it together, and a job runs through one launcher",
+		describeRequest(q), strings.Join(vias, ", "))
+}
+
 // nth is "1st", "2nd", "3rd", "4th", …
 func nth(n int) string {
 	suffix := "th"

@@ -174,6 +174,34 @@ func TestScan_Coallocates(t *testing.T) {
 	}
 }
 
+// The policies place a co-allocated job on the clusters of one launcher
+// (Host.Via), never across: a and b are reached locally, c and d by ssh.
+// With a busy, [1, 1] goes to c and d (First Fit would pick b and c);
+// [2, 2, 1] no clusters of one launcher can ever hold, and it is rejected
+// with the reason.
+func TestScan_CoallocatesThroughOneLauncher(t *testing.T) {
+	var hs []Host
+	for _, c := range []struct{ name, via string }{{"a", "local"}, {"b", "local"}, {"c", "ssh"}, {"d", "ssh"}} {
+		for i := range 2 {
+			hs = append(hs, Host{Name: fmt.Sprintf("%s%d", c.name, i), Arch: "generic", Cluster: c.name, Via: c.via})
+		}
+	}
+	for _, name := range []string{"fcfs", "fcfs-fill", "fpfs"} {
+		s := Snapshot{Now: t0, Hosts: hs, Running: []RunningJob{running("R", time.Hour, "a0", "a1")},
+			Queue: []QueuedJob{request("J", workload.Unordered, 1, 1), request("K", workload.Unordered, 2, 2, 1)}}
+		pl := newHarness(t, name, Options{}).plan(s)
+		if f := Check(s, pl); f != nil {
+			t.Fatalf("%s: Check: %v", name, f)
+		}
+		if _, got := started(pl); strings.Join(got["J"], " ") != "c0 d0" {
+			t.Errorf("%s: J on %v, want c0 d0", name, got["J"])
+		}
+		if len(pl.Reject) != 1 || pl.Reject[0].Job != "K" || !strings.Contains(pl.Reject[0].Reason, "only clusters reached in different ways (local, ssh)") {
+			t.Errorf("%s: rejections %v", name, pl.Reject)
+		}
+	}
+}
+
 // A co-allocated job that does not fit now stops fcfs and is overtaken by
 // fpfs, which counts the jump.
 func TestScan_CoallocatedJobThatDoesNotFit(t *testing.T) {

@@ -97,6 +97,11 @@ type machine struct {
 	csize     []int    // per cluster: its hosts
 	ccap      []int    // per cluster: hosts a job may use (request's buffer)
 	cfree     [][]int  // per cluster: free hosts a job may use (placeNow's buffer)
+	// The launchers (Host.Via) in order of first appearance, and each
+	// cluster's (a cluster is reached one way: hoststat checks it).
+	vias  []string
+	viaOf []int
+	vcap  [][]int // per launcher, per cluster: hosts a job may use (request's buffer)
 }
 
 func newMachine(o Options) *machine {
@@ -124,10 +129,16 @@ func (m *machine) load(ctx context.Context, s *Snapshot) {
 		m.csize = resize(m.csize, len(m.clusters))
 		clear(m.csize)
 		m.clusterOf = resize(m.clusterOf, len(s.Hosts))
+		m.vias, m.viaOf = m.vias[:0], resize(m.viaOf, len(m.clusters))
 		for i := range s.Hosts {
 			c := slices.Index(m.clusters, s.Hosts[i].Cluster)
 			m.clusterOf[i] = c
 			m.csize[c]++
+			v := slices.Index(m.vias, s.Hosts[i].Via)
+			if v < 0 {
+				v, m.vias = len(m.vias), append(m.vias, s.Hosts[i].Via)
+			}
+			m.viaOf[c] = v
 		}
 	}
 	if len(m.cache) > 2*len(s.Queue)+1024 {
@@ -225,7 +236,7 @@ func (m *machine) sameHosts(hs []Host) bool {
 	}
 	for i, h := range hs {
 		k := &m.kept[i]
-		if h.Name != k.Name || h.Arch != k.Arch || h.Cluster != k.Cluster || h.Load != k.Load {
+		if h.Name != k.Name || h.Arch != k.Arch || h.Cluster != k.Cluster || h.Via != k.Via || h.Load != k.Load {
 			return false
 		}
 	}
@@ -388,23 +399,27 @@ func (m *machine) take(j *qjob) Placement {
 // placeNow chooses hosts free now for j, in m.pick, and reports whether
 // there are enough: an ordinary job takes the first j.n free hosts it may
 // use (lowest index first, or fastest with fastFirst), a co-allocated one
-// is placed by Coallocate on the free hosts of each cluster in that order.
+// is placed by Coallocate on the free hosts of each cluster in that order,
+// the clusters of one launcher (Host.Via) at a time, first come first.
 func (m *machine) placeNow(j *qjob) bool {
 	m.pick = m.pick[:0]
 	if j.co {
 		m.cfree = resize(m.cfree, len(m.clusters))
-		for c := range m.cfree {
-			m.cfree[c] = m.cfree[c][:0]
-		}
-		for _, h := range m.free {
-			if j.allow == nil || j.allow.Has(h) {
-				c := m.clusterOf[h]
-				m.cfree[c] = append(m.cfree[c], h)
+		for v := range m.vias {
+			for c := range m.cfree {
+				m.cfree[c] = m.cfree[c][:0]
+			}
+			for _, h := range m.free {
+				if c := m.clusterOf[h]; m.viaOf[c] == v && (j.allow == nil || j.allow.Has(h)) {
+					m.cfree[c] = append(m.cfree[c], h)
+				}
+			}
+			var ok bool
+			if m.pick, ok = Coallocate(j.q, m.cfree, m.o.Fit, m.pick); ok {
+				return true
 			}
 		}
-		var ok bool
-		m.pick, ok = Coallocate(j.q, m.cfree, m.o.Fit, m.pick)
-		return ok
+		return false
 	}
 	for _, h := range m.free {
 		if len(m.pick) == j.n {
@@ -441,18 +456,18 @@ func (m *machine) request(j *qjob, avail int) string {
 		return ""
 	}
 	j.co = true
-	size := m.csize
-	if j.allow != nil {
-		m.ccap = resize(m.ccap, len(m.clusters))
-		clear(m.ccap)
-		for i := range m.hosts {
-			if j.allow.Has(i) {
-				m.ccap[m.clusterOf[i]]++
-			}
-		}
-		size = m.ccap
+	m.vcap = resize(m.vcap, len(m.vias))
+	for v := range m.vcap {
+		m.vcap[v] = resize(m.vcap[v], len(m.clusters))
+		clear(m.vcap[v])
 	}
-	return neverFits(q, m.clusters, size)
+	for i := range m.hosts {
+		if j.allow == nil || j.allow.Has(i) {
+			c := m.clusterOf[i]
+			m.vcap[m.viaOf[c]][c]++
+		}
+	}
+	return neverFitsOneWay(q, m.clusters, m.vias, m.vcap)
 }
 
 // coallocates makes m place co-allocated requests (for fcfs, fcfs-fill and

@@ -23,7 +23,12 @@ type Host struct {
 	Name    string
 	Arch    string
 	Cluster string
-	Load    float64
+	// Via names the launcher that reaches the host (hoststat's
+	// Address.Launcher: this machine, ssh, one Slurm cluster): a job runs
+	// through one, so a co-allocated job's components are placed on
+	// clusters reached the same way. "" for all alike (the simulator).
+	Via  string
+	Load float64
 	// Speed is the host's speed relative to the reference machine, from
 	// the hardware database (models.Hardware) for its architecture (the
 	// load is in Load); 0 when unknown, taken as 1. Policies that choose hosts by

@@ -1,6 +1,9 @@
 package policy
 
-import "errors"
+import (
+	"errors"
+	"slices"
+)
 
 // CanHold reports why hosts hs can never hold co-allocated job q (nil:
 // they can, when all are free), by the placement rules of coalloc.go: an
@@ -23,14 +26,19 @@ func CanHold(q *QueuedJob, hs []Host) error {
 	for c, name := range order {
 		index[name] = c
 	}
-	size := make([]int, len(order))
+	var vias []string
+	var size [][]int // per launcher, per cluster
 	a := allowed(hs, q)
 	for i := range hs {
+		v := slices.Index(vias, hs[i].Via)
+		if v < 0 {
+			v, vias, size = len(vias), append(vias, hs[i].Via), append(size, make([]int, len(order)))
+		}
 		if a == nil || a.Has(i) {
-			size[index[hs[i].Cluster]]++
+			size[v][index[hs[i].Cluster]]++
 		}
 	}
-	if why := neverFits(q, order, size); why != "" {
+	if why := neverFitsOneWay(q, order, vias, size); why != "" {
 		return errors.New(why)
 	}
 	return nil

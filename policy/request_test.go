@@ -51,3 +51,43 @@ func TestCanHold(t *testing.T) {
 		}
 	}
 }
+
+// Clusters reached in different ways (Host.Via) cannot share a job: a
+// request that only clusters of both launchers could hold together can
+// never be held, and says so; one that the clusters of one launcher hold
+// can.
+func TestCanHold_OneLauncher(t *testing.T) {
+	var hs []Host
+	for _, h := range []struct{ name, cluster, via string }{
+		{"a0", "a", "local"}, {"a1", "a", "local"}, {"b0", "b", "local"}, {"c0", "c", "ssh"}, {"c1", "c", "ssh"}, {"c2", "c", "ssh"},
+	} {
+		hs = append(hs, Host{Name: h.name, Cluster: h.cluster, Via: h.via, Arch: "x86"})
+	}
+	for _, tc := range []struct {
+		req   workload.RequestType
+		comps []int
+		want  string
+	}{
+		{workload.Unordered, []int{2, 1}, ""}, // a and b, local
+		{workload.Unordered, []int{3}, ""},    // c, ssh
+		{workload.Ordered, []int{2, 1}, ""},   // a, b
+		{workload.Total, []int{3}, ""},        // a and b, or c
+		{workload.Unordered, []int{3, 1}, "unordered request [3 1]: only clusters reached in different ways (local, ssh) could hold it together, and a job runs through one launcher"},
+		{workload.Unordered, []int{1, 1, 1}, "only clusters reached in different ways"},
+		{workload.Ordered, []int{1, 1, 1}, "only clusters reached in different ways"},
+		{workload.Total, []int{4}, "total request of 4 hosts: only clusters reached in different ways"},
+		{workload.Total, []int{7}, "total request of 7 hosts: only 6 hosts exist"}, // never, whatever the launchers
+	} {
+		n := 0
+		for _, c := range tc.comps {
+			n += c
+		}
+		err := CanHold(&QueuedJob{ID: "J", Request: tc.req, Components: tc.comps, Min: n, Max: n}, hs)
+		switch {
+		case tc.want == "" && err != nil:
+			t.Errorf("%v %v: %v, want it held", tc.req, tc.comps, err)
+		case tc.want != "" && (err == nil || !strings.Contains(err.Error(), tc.want)):
+			t.Errorf("%v %v: %v, want %q", tc.req, tc.comps, err, tc.want)
+		}
+	}
+}

@@ -100,7 +100,7 @@ func Identical(n int) Machine {
 func FromHosts(hs []hoststat.Host, hw *models.Hardware) Machine {
 	m := Machine{Hosts: make([]policy.Host, len(hs)), Speed: make([]float64, len(hs))}
 	for i, h := range hs {
-		m.Hosts[i] = policy.Host{Name: h.Name, Arch: h.Arch, Cluster: h.Cluster}
+		m.Hosts[i] = policy.Host{Name: h.Name, Arch: h.Arch, Cluster: h.Cluster, Via: h.Launcher()}
 		m.Speed[i] = 1
 		if hw != nil {
 			if a, err := hw.Lookup(h.Arch); err == nil && a.Speed > 0 {

@@ -51,7 +51,7 @@ func submitHosts(v *viper.Viper) ([]policy.Host, error) {
 	}
 	out := make([]policy.Host, len(hs))
 	for i, h := range hs {
-		out[i] = policy.Host{Name: h.Name, Arch: h.Arch, Cluster: h.Cluster}
+		out[i] = policy.Host{Name: h.Name, Arch: h.Arch, Cluster: h.Cluster, Via: h.Launcher()}
 	}
 	return out, nil
 }

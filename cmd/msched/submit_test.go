@@ -245,6 +245,21 @@ func TestSubmit_ComponentsAgainstTheHostsFile(t *testing.T) {
 	if fs := submittedFiles(t, sp); len(fs) != 1 {
 		t.Fatalf("submitted %q, want fits.yaml", fs)
 	}
+
+	// Clusters reached in different ways (here, this machine and ssh)
+	// cannot share a job, which runs through one launcher: [1, 1] fits in
+	// a and b, [1, 1, 1] only across a, b and the ssh cluster d.
+	os.WriteFile(hosts, []byte("- {name: a0, arch: generic, cluster: a}\n- {name: b0, arch: generic, cluster: b}\n"+
+		"- {name: d0, arch: generic, cluster: d, address: \"ssh://127.0.0.2\"}\n"), 0o644)
+	os.WriteFile("three.yaml", []byte("command: [a]\ncomponents: [1, 1, 1]\n"), 0o644)
+	os.WriteFile("two.yaml", []byte("command: [a]\ncomponents: [1, 1]\n"), 0o644)
+	out, err := mschedIn(t, dir, "submit", "three.yaml")
+	if want := "three.yaml: components: the hosts file can never hold it: unordered request [1 1 1]: only clusters reached in different ways (local, ssh) could hold it together, and a job runs through one launcher"; err == nil || !strings.Contains(out, want) {
+		t.Errorf("submit three.yaml: %v\n%s\nwant %q", err, out, want)
+	}
+	if out, err := mschedIn(t, dir, "submit", "two.yaml"); err != nil {
+		t.Errorf("submit two.yaml: %v\n%s", err, out)
+	}
 }
 
 // mschedWith runs msched in this process with stdin as its standard input
