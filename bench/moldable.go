@@ -160,6 +160,9 @@ func Moldable(ctx context.Context, cfg MoldableConfig) ([]MoldableRun, error) {
 		if err != nil {
 			return nil, fmt.Errorf("bench: %s: %w", t.Source, err)
 		}
+		if tr.Clamped > 0 && cfg.Progress != nil {
+			fmt.Fprintf(cfg.Progress, "bench moldable: %s: %d jobs asked for more than the %d hosts and were given all of them\n", t.Name, tr.Clamped, len(m.Hosts))
+		}
 		st := setting{rigid: tr.Jobs, machine: m, own: OfferedLoad(tr.Jobs, len(m.Hosts))}
 		st.load = st.own
 		if cfg.Load > 0 {
@@ -193,6 +196,11 @@ func Moldable(ctx context.Context, cfg MoldableConfig) ([]MoldableRun, error) {
 					return fmt.Errorf("bench: moldable: %s %s: %w", cfg.Traces[i].Name, name, err)
 				}
 				met := sim.Compute(res, false)
+				if why := res.RejectionSummary(); why != "" && cfg.Progress != nil {
+					mu.Lock()
+					fmt.Fprintf(cfg.Progress, "bench moldable: %s %s: %s\n", cfg.Traces[i].Name, name, why)
+					mu.Unlock()
+				}
 				r := MoldableRun{Workload: cfg.Traces[i].Name, Policy: name, MeanResponse: met.MeanResponse,
 					MeanWait: met.MeanWait, Utilization: met.Utilization, Hosts: res.Hosts, Jobs: met.Jobs,
 					TraceLoad: st.own, Load: st.load, Estimate: cfg.Estimate.String(), MeanBSLD: met.MeanBSD, MeanHosts: meanSizeRatio(res, st.rigid)}

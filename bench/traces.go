@@ -124,11 +124,16 @@ func O2KTrace(n int, seed int64) (Trace, error) {
 }
 
 // ReadTrace reads an SWF file (plain or gzip). procs ≤ 0 takes the
-// header's MaxProcs, else its MaxNodes, else leaves Procs 0.
+// header's MaxProcs, else its MaxNodes, else leaves Procs 0. A trace whose
+// header has a Clusters line runs on those clusters (Machine): procs > 0
+// is then an error, not a setting ignored.
 func ReadTrace(path string, procs int) (Trace, error) {
 	hdr, recs, err := workload.ReadFile(path)
 	if err != nil {
 		return Trace{}, err
+	}
+	if c, ok := hdr.Get("Clusters"); ok && procs > 0 {
+		return Trace{}, fmt.Errorf("bench: %s: its header's Clusters line (%s) sets the machine; %d processors cannot replace it", path, c, procs)
 	}
 	if procs <= 0 {
 		procs = hdr.MaxProcs

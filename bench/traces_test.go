@@ -282,3 +282,23 @@ func TestReadTrace_Multicluster(t *testing.T) {
 		}
 	}
 }
+
+// A multicluster trace runs on its header's clusters: a processor count
+// given beside them is refused by name, not ignored.
+func TestReadTrace_ClustersFixTheMachine(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "mc.swf")
+	trace := "; Clusters: 4 4\n1 0 -1 10 2 -1 -1 2 10 -1 1 1 1 1 1 -1 -1 -1\n"
+	if err := os.WriteFile(path, []byte(trace), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ReadTrace(path, 16); err == nil || !strings.Contains(err.Error(), "Clusters line (4 4)") {
+		t.Fatalf("--procs 16 on a trace of clusters: %v", err)
+	}
+	tr, err := ReadTrace(path, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, err := tr.Machine(sim.Machine{}); err != nil || len(m.Hosts) != 8 {
+		t.Fatalf("machine of %d hosts, %v; want 8", len(m.Hosts), err)
+	}
+}

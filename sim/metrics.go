@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"fmt"
 	"math"
 	"slices"
 )
@@ -163,6 +164,22 @@ func countedPyss(r *Result) ([]int, int) {
 		}
 	}
 	return out, of
+}
+
+// RejectionSummary says how many jobs the policy rejected, and the reason
+// of the first of them ("" when none was). Reasons name each job's own
+// request, so they seldom repeat word for word.
+func (r *Result) RejectionSummary() string {
+	if len(r.Reasons) == 0 {
+		return ""
+	}
+	for k, st := range r.Status {
+		if st == Rejected {
+			id := r.Jobs[k].ID
+			return fmt.Sprintf("%d of %d jobs rejected; the first, %s: %s", len(r.Reasons), len(r.Jobs), id, r.Reasons[id])
+		}
+	}
+	return fmt.Sprintf("%d of %d jobs rejected", len(r.Reasons), len(r.Jobs))
 }
 
 // pyssTiny tells a job pyss leaves out of its statistics: a rigid job of

@@ -1,10 +1,12 @@
 package sim
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"testing"
 
+	"msched/policy"
 	"msched/workload"
 )
 
@@ -122,4 +124,28 @@ func TestFromSWF_Conventions(t *testing.T) {
 func sameJob(a, b Job) bool {
 	return a.ID == b.ID && a.Submit == b.Submit && a.Min == b.Min && a.Max == b.Max &&
 		a.Run == b.Run && a.Estimate == b.Estimate && (a.Time == nil) == (b.Time == nil)
+}
+
+// A run's rejections are summed up with the first rejected job's reason.
+func TestResult_RejectionSummary(t *testing.T) {
+	jobs := []Job{rigid("A", 0, 1, 10, 10), rigid("B", 1, 1, 10, 10), rigid("C", 2, 1, 10, 10)}
+	p := policyFunc(func(ctx context.Context, snap policy.Snapshot) (policy.Plan, error) {
+		var pl policy.Plan
+		for _, q := range snap.Queue {
+			if q.ID == "A" {
+				pl.StartNow = append(pl.StartNow, policy.Placement{Job: "A", Hosts: []string{"p0"}, Start: snap.Now})
+			} else {
+				pl.Reject = append(pl.Reject, policy.Rejection{Job: q.ID, Reason: "no " + q.ID})
+			}
+		}
+		return pl, nil
+	})
+	r := run(t, Config{Machine: Identical(2)}, jobs, p)
+	if got, want := r.RejectionSummary(), "2 of 3 jobs rejected; the first, B: no B"; got != want {
+		t.Errorf("%q, want %q", got, want)
+	}
+	none := run(t, Config{Machine: Identical(2)}, jobs[:1], p)
+	if got := none.RejectionSummary(); got != "" {
+		t.Errorf("no rejection: %q", got)
+	}
 }

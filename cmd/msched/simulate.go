@@ -113,6 +113,9 @@ MSCHED_PLAN_OBJECTIVE=wait msched simulate --policy ga-plan … another objectiv
 				if err != nil {
 					return err
 				}
+				if why := r.RejectionSummary(); why != "" {
+					slog.Warn("simulate: "+name+" rejected jobs", "why", why)
+				}
 				results = append(results, r)
 				ms = append(ms, sim.Compute(r, pyss))
 			}
