@@ -76,7 +76,13 @@ type moldPolicy struct {
 }
 
 func newMold(name string, mode int, o Options) *moldPolicy {
-	return &moldPolicy{name: name, mode: mode, m: newMachine(o), easy: &easyPolicy{m: newMachine(o)},
+	// EASY is handed each job with its Estimate set to its run time at the
+	// size chosen for it (the curve's), and takes it as it is: asked again,
+	// the live predictor would read that Estimate as the user's walltime
+	// and record it as the prediction's source.
+	inner := o
+	inner.Predictor = nil
+	return &moldPolicy{name: name, mode: mode, m: newMachine(o), easy: &easyPolicy{m: newMachine(inner)},
 		fixed: map[string]int{}, whyOf: map[string]string{}}
 }
 

@@ -353,3 +353,30 @@ func TestScojo_BackfillSizes(t *testing.T) {
 		t.Fatalf("later %+v, want H", pl.Later)
 	}
 }
+
+// The predictor is asked for a job's curve only, with the job as queued:
+// EASY underneath takes the sized job's run time as the policy hands it
+// over, where asking again once read it as the user's walltime (and the
+// live system's report said the estimate was one).
+func TestScojo_PredictorAskedAboutTheJobAsQueued(t *testing.T) {
+	var seen []time.Duration
+	pred := PredictorFunc(func(_ context.Context, q *QueuedJob, hs []Host) (time.Duration, error) {
+		seen = append(seen, q.Estimate)
+		return time.Duration(float64(400*time.Second) / float64(len(hs))), nil
+	})
+	s := Snapshot{Now: t0, Hosts: hosts(10), Running: []RunningJob{running("R", time.Hour, "h0", "h1", "h2", "h3", "h4", "h5", "h6", "h7")},
+		Queue: []QueuedJob{{ID: "M", Name: "M", Submit: longAgo, Min: 2, Max: 8}}}
+	for _, name := range []string{"scojo-p", "scojo-rigid", "cirne-berman"} {
+		seen = nil
+		pl := newHarness(t, name, Options{Predictor: pred}).plan(s)
+		checkSound(t, s, pl)
+		if len(seen) == 0 {
+			t.Fatalf("%s: the predictor was never asked", name)
+		}
+		for _, e := range seen {
+			if e != 0 {
+				t.Fatalf("%s: the predictor was asked about the job with estimate %v; want only as queued (0)", name, e)
+			}
+		}
+	}
+}

@@ -32,6 +32,18 @@ func TestLive_MoldableReportSaysTheSize(t *testing.T) {
 			if !regexp.MustCompile(tc.want).MatchString(rep) {
 				t.Errorf("report lacks %q:\n%s", tc.want, rep)
 			}
+			// Without a walltime the estimate is never said to be one
+			// (scojo-p's EASY once read the sized job's run time as the
+			// user's walltime).
+			submit(t, sp, "nowall.yaml", "name: nowall\ncommand: [true]\nhosts: {min: 2, max: 8}\n")
+			rs = waitRecords(t, sp, 2, 30*time.Second)
+			if len(rs) != 2 {
+				t.Fatalf("records %+v", rs)
+			}
+			rep = readReport(t, sp.Path(spool.DirReports), rs[1].JID)
+			if m := regexp.MustCompile(`(?m)^Estimate:.*$`).FindString(rep); m == "" || regexp.MustCompile(`^Estimate:\s+walltime`).MatchString(m) {
+				t.Errorf("a job without a walltime: %q\n%s", m, rep)
+			}
 		})
 	}
 }
