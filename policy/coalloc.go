@@ -3,6 +3,7 @@ package policy
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"msched/workload"
@@ -289,6 +290,17 @@ func neverFits(q *QueuedJob, names []string, size []int) string {
 		all += n
 		largest = max(largest, n)
 	}
+	// hosts is "1 host", "2 sparc hosts", …
+	hosts := func(n int, arch string) string {
+		s := strconv.Itoa(n) + " "
+		if arch != "" {
+			s += arch + " "
+		}
+		if n == 1 {
+			return s + "host"
+		}
+		return s + "hosts"
+	}
 	what := "hosts"
 	if q.Arch != "" {
 		what = q.Arch + " hosts"
@@ -296,19 +308,19 @@ func neverFits(q *QueuedJob, names []string, size []int) string {
 	req := describeRequest(q)
 	switch {
 	case q.Request == workload.Total:
-		return fmt.Sprintf("%s: only %d %s exist", req, all, what)
+		return fmt.Sprintf("%s: only %s exist", req, hosts(all, q.Arch))
 	case len(q.Components) > len(size):
 		return fmt.Sprintf("%s: %d components, each in its own cluster, but only %d clusters", req, len(q.Components), len(size))
 	case q.Request == workload.Ordered:
 		for i, c := range q.Components {
 			if c > size[i] {
-				return fmt.Sprintf("%s: component %d needs %d hosts in cluster %q (the %s), which has %d %s",
-					req, i+1, c, names[i], nth(i+1), size[i], what)
+				return fmt.Sprintf("%s: component %d needs %s in cluster %q (the %s), which has %s",
+					req, i+1, hosts(c, ""), names[i], nth(i+1), hosts(size[i], q.Arch))
 			}
 		}
 	case slices.Max(q.Components) > largest:
-		return fmt.Sprintf("%s: a component of %d hosts is larger than every cluster (the largest has %d %s)",
-			req, slices.Max(q.Components), largest, what)
+		return fmt.Sprintf("%s: a component of %s is larger than every cluster (the largest has %s)",
+			req, hosts(slices.Max(q.Components), ""), hosts(largest, q.Arch))
 	}
 	return fmt.Sprintf("%s: no %d distinct clusters hold the components (clusters of %v %s)", req, len(q.Components), size, what)
 }

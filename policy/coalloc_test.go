@@ -147,7 +147,7 @@ func TestScan_Coallocates(t *testing.T) {
 			"unordered request [5 1]: a component of 5 hosts is larger than every cluster (the largest has 4 hosts)"},
 		{"never: total", request("J", workload.Total, 13), FirstFit, "", "total request of 13 hosts: only 12 hosts exist"},
 		{"never: arch", func() QueuedJob { q := request("J", workload.Ordered, 1); q.Arch = "sparc"; return q }(), FirstFit, "",
-			`ordered request [1]: component 1 needs 1 hosts in cluster "a" (the 1st), which has 0 sparc hosts`},
+			`ordered request [1]: component 1 needs 1 host in cluster "a" (the 1st), which has 0 sparc hosts`},
 		{"malformed", func() QueuedJob { q := request("J", workload.Unordered, 2, 2); q.Min = 3; return q }(), FirstFit, "",
 			"unordered request [2 2]: components of 4 hosts in all, but the job asks for 3 to 4 hosts"},
 	} {

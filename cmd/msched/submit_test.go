@@ -227,7 +227,7 @@ func TestSubmit_ComponentsAgainstTheHostsFile(t *testing.T) {
 	os.WriteFile("four.yaml", []byte("command: [a]\ncomponents: [1, 1, 1, 1]\n"), 0o644)
 	os.WriteFile("total.yaml", []byte("command: [a]\ncomponents: [4, 1]\nrequest: total\n"), 0o644)
 	for _, tc := range []struct{ file, want string }{
-		{"ordered.yaml", `ordered.yaml: components: the hosts file can never hold it: ordered request [1 2]: component 2 needs 2 hosts in cluster "b" (the 2nd), which has 1 hosts`},
+		{"ordered.yaml", `ordered.yaml: components: the hosts file can never hold it: ordered request [1 2]: component 2 needs 2 hosts in cluster "b" (the 2nd), which has 1 host`},
 		{"four.yaml", "four.yaml: components: the hosts file can never hold it: unordered request [1 1 1 1]: 4 components, each in its own cluster, but only 3 clusters"},
 		{"total.yaml", "total request of 5 hosts: only 4 hosts exist"},
 	} {
