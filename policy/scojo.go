@@ -25,8 +25,8 @@ import (
 // approaches ... for all approaches"): jobs are ordered by class, short
 // (run time at N_opt under 60 s) before medium (under an hour) before long,
 // each in arrival order, except that a medium or long job that has waited
-// more than 5 times its run time at N_opt is aged: it goes ahead of the
-// class order (aged jobs among themselves in arrival order). Then EASY
+// more than 5 times its run time at N_opt is aged: its priority is raised
+// to the short jobs', among which it goes by arrival. Then EASY
 // backfilling, which is easy.go's policy itself: each call hands it the
 // queue in priority order, every job fixed to the size chosen for it
 // (Min = Max = size), and easy starts the head while it fits, reserves for
@@ -183,10 +183,13 @@ func (p *moldPolicy) forgetFixed(s *Snapshot) {
 	}
 }
 
-// The priority groups: aged jobs first, then the classes.
-const groupAged = -1
+// The priority groups: the classes, short first; an aged medium or long
+// job joins the short jobs (the paper: "their priority is increased"; to
+// the top, where the jobs go by arrival, so that a short job never waits
+// behind every aged job, nor an aged one behind every later short one).
+const groupAged = classShort
 
-// prioritise orders m.jobs: by group (aged, short, medium, long), then
+// prioritise orders m.jobs: by group (short and aged, medium, long), then
 // submission, then queue position.
 func (p *moldPolicy) prioritise() {
 	m := p.m

@@ -243,8 +243,7 @@ func TestScojo_HistoryRates(t *testing.T) {
 // Class order and aging. Four hosts, each job rigid on all four: the first
 // in priority order starts, the next is reserved. Short (30 s) goes before
 // medium (10 min) before long (2 h), whatever the arrival order; a long
-// job that has waited more than 5 × 2 h goes first; a short job is never
-// aged (it is already first), so an older short job keeps arrival order.
+// job that has waited more than 5 × 2 h goes first.
 func TestScojo_ClassesAndAging(t *testing.T) {
 	for _, name := range []string{"scojo-p", "scojo-rigid", "cirne-berman"} {
 		for _, c := range []struct {
@@ -268,16 +267,25 @@ func TestScojo_ClassesAndAging(t *testing.T) {
 			}
 		}
 	}
-	// A medium job aged (waited more than 5 × 10 min) goes before a short
-	// one; two short jobs keep their arrival order however long they waited.
+	// A medium job aged (waited 51 min, more than 5 × 10 min) joins the
+	// short jobs, which go by arrival: behind S1, which came before it
+	// (however many aged jobs there are, a short job waits for none that
+	// came after it), ahead of S2, which came after.
 	q := []QueuedJob{
-		rigidJob("S2", t0.Add(-time.Hour), 4, 30*time.Second),
+		rigidJob("S2", t0.Add(-20*time.Second), 4, 30*time.Second),
 		rigidJob("M", t0.Add(-51*time.Minute), 4, 10*time.Minute),
 		rigidJob("S1", t0.Add(-2*time.Hour), 4, 30*time.Second),
 	}
-	pl := newHarness(t, "scojo-p", Options{}).plan(Snapshot{Now: t0, Hosts: hosts(4), Queue: q})
-	if len(pl.StartNow) != 1 || pl.StartNow[0].Job != "M" || pl.Later[0].Job != "S1" {
-		t.Errorf("aged medium: start %+v later %+v; want M then S1", pl.StartNow, pl.Later)
+	p := newHarness(t, "scojo-p", Options{}).p.(*moldPolicy)
+	if _, err := p.Plan(context.Background(), Snapshot{Now: t0, Hosts: hosts(4), Queue: q}); err != nil {
+		t.Fatal(err)
+	}
+	var order []string
+	for _, k := range p.order {
+		order = append(order, p.m.jobs[k].q.ID)
+	}
+	if strings.Join(order, " ") != "S1 M S2" {
+		t.Errorf("aged: priority order %v, want S1 M S2", order)
 	}
 }
 
