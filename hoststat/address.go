@@ -30,11 +30,12 @@ type Address struct {
 }
 
 // Launcher names the launcher that reaches a host at a: this machine, ssh,
-// or one Slurm cluster (its slurm.conf). A job runs through one launcher,
-// so the hosts of one job all have the same Launcher.
+// or one partition of a Slurm cluster (its slurm.conf and partition: a job
+// is one sbatch, of one partition). A job runs through one launcher, so
+// the hosts of one job all have the same Launcher.
 func (a Address) Launcher() string {
 	if a.Kind == KindSlurm {
-		return a.Kind + " " + a.SlurmConf
+		return a.String()
 	}
 	return a.Kind
 }

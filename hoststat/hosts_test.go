@@ -183,15 +183,15 @@ func TestParseHosts_Clusters(t *testing.T) {
 }
 
 // A host's launcher: this machine, ssh (whatever the destination: one
-// launcher reaches every ssh host), or one Slurm cluster by its slurm.conf
-// (whatever the partition, as the run daemon judges a job's hosts).
+// launcher reaches every ssh host), or one partition of a Slurm cluster
+// (a job is one sbatch, of one partition).
 func TestLauncher(t *testing.T) {
 	for _, tc := range []struct{ addr, want string }{
 		{"", "local"}, {"local", "local"},
 		{"ssh://127.0.0.2", "ssh"}, {"ssh://u@127.0.0.3:2222", "ssh"},
-		{"slurm:///etc/a/slurm.conf", "slurm /etc/a/slurm.conf"},
-		{"slurm:///etc/a/slurm.conf?partition=p", "slurm /etc/a/slurm.conf"},
-		{"slurm:///etc/b/slurm.conf", "slurm /etc/b/slurm.conf"},
+		{"slurm:///etc/a/slurm.conf", "slurm:///etc/a/slurm.conf"},
+		{"slurm:///etc/a/slurm.conf?partition=p", "slurm:///etc/a/slurm.conf?partition=p"},
+		{"slurm:///etc/b/slurm.conf", "slurm:///etc/b/slurm.conf"},
 		{"ftp://x", "ftp://x"}, // no launcher reaches it
 	} {
 		if got := (Host{Name: "h", Address: tc.addr}).Launcher(); got != tc.want {

@@ -166,7 +166,7 @@ func (c *checker) check(s Snapshot, p Plan, x *hostIndex) []Fault {
 			return false
 		}
 		c.mark++
-		cluster := ""
+		cluster, via := "", ""
 		for i, name := range pl.Hosts {
 			k, ok := x.of[name]
 			if !ok {
@@ -187,9 +187,12 @@ func (c *checker) check(s Snapshot, p Plan, x *hostIndex) []Fault {
 			case i > 0 && h.Cluster != cluster && x.many && q.Request == 0:
 				refuse("hosts in clusters %q and %q: a job runs inside one cluster", cluster, h.Cluster)
 				return false
+			case i > 0 && h.Via != via:
+				refuse("hosts %s and %s are reached differently (%s, %s): a job runs through one launcher", pl.Hosts[0], name, via, h.Via)
+				return false
 			}
 			c.seen[k] = c.mark
-			cluster = h.Cluster
+			cluster, via = h.Cluster, h.Via
 		}
 		if q.Request == workload.Ordered || q.Request == workload.Unordered {
 			if why := x.splitFault(q, pl.Hosts); why != "" {

@@ -17,7 +17,7 @@ var _ = register("cirne-berman", func(o Options) (Policy, error) { return newMol
 // The simulation is conservative backfilling in an availability profile
 // (the original scheduler's, and what conservative.go does): hosts free
 // now and the running jobs' predicted ends, then each waiting job ahead of
-// the new one in priority order (aged, short, medium, long; each already
+// the new one in priority order (short and aged, medium, long; each already
 // sized), at the earliest time it fits; the new job's candidate sizes are
 // tried in what remains. Jobs behind it in priority order cannot delay it
 // and are left out. The profile counts hosts, not which ones (exact when

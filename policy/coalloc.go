@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"msched/ga"
 	"msched/workload"
 )
 
@@ -308,7 +309,11 @@ func neverFits(q *QueuedJob, names []string, size []int) string {
 	req := describeRequest(q)
 	switch {
 	case q.Request == workload.Total:
-		return fmt.Sprintf("%s: only %s exist", req, hosts(all, q.Arch))
+		verb := "exist"
+		if all == 1 {
+			verb = "exists"
+		}
+		return fmt.Sprintf("%s: only %s %s", req, hosts(all, q.Arch), verb)
 	case len(q.Components) > len(size):
 		return fmt.Sprintf("%s: %d components, each in its own cluster, but only %d clusters", req, len(q.Components), len(size))
 	case q.Request == workload.Ordered:
@@ -323,6 +328,36 @@ func neverFits(q *QueuedJob, names []string, size []int) string {
 			req, hosts(slices.Max(q.Components), ""), hosts(largest, q.Arch))
 	}
 	return fmt.Sprintf("%s: no %d distinct clusters hold the components (clusters of %v %s)", req, len(q.Components), size, what)
+}
+
+// launchers lists hs's launchers (Host.Via) in order of first appearance,
+// appending to vias, and sets viaOf[i] to host i's index in them.
+func launchers(hs []Host, vias []string, viaOf []int) ([]string, []int) {
+	for i := range hs {
+		v := slices.Index(vias, hs[i].Via)
+		if v < 0 {
+			v, vias = len(vias), append(vias, hs[i].Via)
+		}
+		viaOf[i] = v
+	}
+	return vias, viaOf
+}
+
+// launcherSizes counts, for each of nvia launchers and ncl clusters, the
+// hosts a job may use (allow; nil: all) that the launcher reaches in the
+// cluster (viaOf, clusterOf: each host's), reusing buf.
+func launcherSizes(viaOf []int, nvia int, clusterOf []int, ncl int, allow ga.Bits, buf [][]int) [][]int {
+	buf = resize(buf, nvia)
+	for v := range buf {
+		buf[v] = resize(buf[v], ncl)
+		clear(buf[v])
+	}
+	for i, v := range viaOf {
+		if allow == nil || allow.Has(i) {
+			buf[v][clusterOf[i]]++
+		}
+	}
+	return buf
 }
 
 // neverFitsOneWay is neverFits for clusters reached in several ways

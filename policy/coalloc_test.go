@@ -200,6 +200,14 @@ func TestScan_CoallocatesThroughOneLauncher(t *testing.T) {
 			t.Errorf("%s: rejections %v", name, pl.Reject)
 		}
 	}
+	// Check refuses a plan that puts one job across launchers.
+	s := Snapshot{Now: t0, Hosts: hs, Queue: []QueuedJob{request("J", workload.Unordered, 1, 1), request("T", workload.Total, 3)}}
+	pl := Plan{StartNow: []Placement{{Job: "J", Hosts: []string{"b0", "c0"}, Start: t0}, {Job: "T", Hosts: []string{"a0", "a1", "d0"}, Start: t0}}}
+	f := Check(s, pl)
+	if len(f) != 2 || !strings.Contains(f[0].Reason, "hosts b0 and c0 are reached differently (local, ssh): a job runs through one launcher") ||
+		!strings.Contains(f[1].Reason, "hosts a0 and d0 are reached differently") {
+		t.Errorf("Check: %v", f)
+	}
 }
 
 // A co-allocated job that does not fit now stops fcfs and is overtaken by

@@ -94,11 +94,9 @@ type machine struct {
 	coalloc   bool
 	clusters  []string // the hosts' clusters in ClusterOrder
 	clusterOf []int    // per host: the index of its cluster in clusters
-	csize     []int    // per cluster: its hosts
-	ccap      []int    // per cluster: hosts a job may use (request's buffer)
 	cfree     [][]int  // per cluster: free hosts a job may use (placeNow's buffer)
 	// The launchers (Host.Via) in order of first appearance, and each
-	// cluster's (a cluster is reached one way: hoststat checks it).
+	// host's index in them.
 	vias  []string
 	viaOf []int
 	vcap  [][]int // per launcher, per cluster: hosts a job may use (request's buffer)
@@ -126,20 +124,11 @@ func (m *machine) load(ctx context.Context, s *Snapshot) {
 			m.index[h.Name] = i
 		}
 		m.clusters = ClusterOrder(s.Hosts)
-		m.csize = resize(m.csize, len(m.clusters))
-		clear(m.csize)
 		m.clusterOf = resize(m.clusterOf, len(s.Hosts))
-		m.vias, m.viaOf = m.vias[:0], resize(m.viaOf, len(m.clusters))
 		for i := range s.Hosts {
-			c := slices.Index(m.clusters, s.Hosts[i].Cluster)
-			m.clusterOf[i] = c
-			m.csize[c]++
-			v := slices.Index(m.vias, s.Hosts[i].Via)
-			if v < 0 {
-				v, m.vias = len(m.vias), append(m.vias, s.Hosts[i].Via)
-			}
-			m.viaOf[c] = v
+			m.clusterOf[i] = slices.Index(m.clusters, s.Hosts[i].Cluster)
 		}
+		m.vias, m.viaOf = launchers(s.Hosts, m.vias[:0], resize(m.viaOf, len(s.Hosts)))
 	}
 	if len(m.cache) > 2*len(s.Queue)+1024 {
 		// Drop the estimates of jobs gone from the queue.
@@ -410,7 +399,8 @@ func (m *machine) placeNow(j *qjob) bool {
 				m.cfree[c] = m.cfree[c][:0]
 			}
 			for _, h := range m.free {
-				if c := m.clusterOf[h]; m.viaOf[c] == v && (j.allow == nil || j.allow.Has(h)) {
+				if m.viaOf[h] == v && (j.allow == nil || j.allow.Has(h)) {
+					c := m.clusterOf[h]
 					m.cfree[c] = append(m.cfree[c], h)
 				}
 			}
@@ -456,17 +446,7 @@ func (m *machine) request(j *qjob, avail int) string {
 		return ""
 	}
 	j.co = true
-	m.vcap = resize(m.vcap, len(m.vias))
-	for v := range m.vcap {
-		m.vcap[v] = resize(m.vcap[v], len(m.clusters))
-		clear(m.vcap[v])
-	}
-	for i := range m.hosts {
-		if j.allow == nil || j.allow.Has(i) {
-			c := m.clusterOf[i]
-			m.vcap[m.viaOf[c]][c]++
-		}
-	}
+	m.vcap = launcherSizes(m.viaOf, len(m.vias), m.clusterOf, len(m.clusters), j.allow, m.vcap)
 	return neverFitsOneWay(q, m.clusters, m.vias, m.vcap)
 }
 

@@ -26,7 +26,8 @@ type Host struct {
 	// Via names the launcher that reaches the host (hoststat's
 	// Address.Launcher: this machine, ssh, one Slurm cluster): a job runs
 	// through one, so a co-allocated job's components are placed on
-	// clusters reached the same way. "" for all alike (the simulator).
+	// clusters reached the same way. "" for all alike (the simulator); an
+	// empty Via beside others is a launcher of its own.
 	Via  string
 	Load float64
 	// Speed is the host's speed relative to the reference machine, from

@@ -22,22 +22,12 @@ func CanHold(q *QueuedJob, hs []Host) error {
 		return errors.New(why)
 	}
 	order := ClusterOrder(hs)
-	index := make(map[string]int, len(order))
-	for c, name := range order {
-		index[name] = c
-	}
-	var vias []string
-	var size [][]int // per launcher, per cluster
-	a := allowed(hs, q)
+	clusterOf := make([]int, len(hs))
 	for i := range hs {
-		v := slices.Index(vias, hs[i].Via)
-		if v < 0 {
-			v, vias, size = len(vias), append(vias, hs[i].Via), append(size, make([]int, len(order)))
-		}
-		if a == nil || a.Has(i) {
-			size[v][index[hs[i].Cluster]]++
-		}
+		clusterOf[i] = slices.Index(order, hs[i].Cluster)
 	}
+	vias, viaOf := launchers(hs, nil, make([]int, len(hs)))
+	size := launcherSizes(viaOf, len(vias), clusterOf, len(order), allowed(hs, q), nil)
 	if why := neverFitsOneWay(q, order, vias, size); why != "" {
 		return errors.New(why)
 	}

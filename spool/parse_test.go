@@ -219,7 +219,7 @@ func TestParse_Components(t *testing.T) {
 		{"components:\n  - 4\n  - 0", "j:4: components[1]: must be ≥ 1, got 0"},
 		{"components: [4, 2.5]", `j:2: components[1]: want an integer, got "2.5"`},
 		{"components: [4, -1]", "components[1]: must be ≥ 1, got -1"},
-		// yaml.v3 drops a trailing null from a list of ints.
+		// yaml.v3 drops the nulls from a list of ints.
 		{"components: [1, null]", `j:2: components[1]: want an integer, got "null"`},
 		{"components:\n  - 2\n  - ~\n  - 0", "j:4: components[1]: want an integer, got \"~\"\nj:5: components[2]: must be ≥ 1, got 0"},
 		{"components: [4]\nhosts: {count: 4}", "j:3: hosts.count: give components or a host count, not both"},

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"syscall"
 	"time"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 	"gopkg.in/yaml.v3"
@@ -84,14 +85,7 @@ func (s *Spool) submit(name string, data []byte, uid int) (Ticket, error) {
 	if _, err := p.Write(data); err != nil {
 		return Ticket{}, fmt.Errorf("spool: submit: %w", err)
 	}
-	// The mtime from the fine clock: the kernel stamps a write from a coarse
-	// one (a tick, some milliseconds), and submitted/ is listed, and its
-	// files given JIDs, by mtime, then name; so `msched submit b.yaml
-	// a.yaml` would often give a.yaml the first JID.
-	now := unix.NsecToTimeval(time.Now().UnixNano())
-	if err := unix.Futimes(int(p.Fd()), []unix.Timeval{now, now}); err != nil {
-		return Ticket{}, fmt.Errorf("spool: submit: %w", &os.SyscallError{Syscall: "futimes", Err: err})
-	}
+	stampNow(p.File)
 	// Mode FilePerm (atomicfile.Perm), fsynced, then renamed without
 	// replacing a file: not link(2) and unlink, which would give the file
 	// two names in between (init refuses a file with two: a hard link may
@@ -123,6 +117,19 @@ func (s *Spool) submit(name string, data []byte, uid int) (Ticket, error) {
 		return t, fmt.Errorf("spool: submit: %w", err)
 	}
 	return t, nil
+}
+
+// stampNow sets f's times from the fine clock: the kernel stamps a write
+// from a coarse one (a tick, some milliseconds), and submitted/ is listed,
+// and its files given JIDs, by mtime, then name; so `msched submit b.yaml
+// a.yaml` would often give a.yaml the first JID. utimensat(2) on the
+// descriptor itself (a NULL path, as futimens(3) does), not x/sys's Futimes,
+// which goes through /proc. Best effort: a file system that refuses keeps
+// the kernel's stamp, and only the order of a tie is lost.
+func stampNow(f *os.File) {
+	ts := [2]unix.Timespec{unix.NsecToTimespec(time.Now().UnixNano())}
+	ts[1] = ts[0]
+	_, _, _ = unix.Syscall6(unix.SYS_UTIMENSAT, f.Fd(), 0, uintptr(unsafe.Pointer(&ts[0])), 0, 0, 0)
 }
 
 // SetSubmitDir returns the job file data with submit_dir: dir added (where

@@ -285,7 +285,7 @@ func validateComponents(j *Job, doc *yaml.Node) []Problem {
 	default:
 		sum := 0 // each is at most MaxHostCount, and there are at most MaxComponents: no overflow
 		// The entries are read from the document's own nodes: yaml.v3
-		// truncates 2.5 into an int and drops a trailing null without a
+		// truncates 2.5 into an int and drops every null without a
 		// word, so the decoded list may not say what was written.
 		n := len(j.Components)
 		if comps.Kind == yaml.SequenceNode {

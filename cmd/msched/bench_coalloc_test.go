@@ -106,10 +106,14 @@ func TestBenchCoalloc_TableAndFit(t *testing.T) {
 // simulation of a few jobs once printed NaN (and --json failed on it after
 // the whole run), and a negative count silently ran the defaults.
 func TestBenchCoalloc_RefusesTooFew(t *testing.T) {
-	for _, args := range [][]string{{"--jobs", "1"}, {"--jobs", "-3"}, {"--jobs", "0"}, {"--bin-fills", "0"}, {"--bin-fills", "-1"}} {
-		out, err := runBenchCoalloc(t, append(args, "--json")...)
-		if err == nil || !strings.Contains(err.Error(), args[0]+" "+args[1]) || strings.Contains(out, "max_util") {
-			t.Errorf("%v: %v\n%s", args, err, out)
+	for _, c := range []struct{ flag, value, want string }{
+		{"--jobs", "1", "1 jobs per simulation; at least 100"},
+		{"--jobs", "-3", "-3 jobs per simulation; at least 100"},
+		{"--bin-fills", "-1", "-1 bin fills; at least 1"},
+	} {
+		out, err := runBenchCoalloc(t, c.flag, c.value, "--json")
+		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(out, "max_util") {
+			t.Errorf("%s %s: %v\n%s", c.flag, c.value, err, out)
 		}
 	}
 }
