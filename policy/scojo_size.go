@@ -150,7 +150,10 @@ func sameHostsAs(kept, hs []Host) bool {
 // down or held outside msched until its FreeAt, is left out: a size that
 // needs it could wait that long). Run times: when the predictor answers for the job on Min hosts, it
 // is the job's model and is asked on each host count (the first n hosts
-// the job may use), and N_opt is the processor working set the paper
+// the job may use), unless it answers the same on every count for a job
+// without a performance model (a mean of past runs, which says nothing of
+// the speedup: it is taken as the time on Min hosts, and the efficiency
+// model below applies), and N_opt is the processor working set the paper
 // defines (§4.6): the n minimising T(n)/E(n), that is n·T(n)², ties to the
 // smaller n. (On SCOJO-P's efficiency model, which the simulator's
 // --moldable jobs follow, that is their requested size exactly.) Without
@@ -173,9 +176,11 @@ func (cs *curves) of(m *machine, j *qjob) *curve {
 		c.class = classOf(c.t[0])
 		return c
 	}
+	base := q.Estimate
 	if d, ok := predictN(m, j, j.n); ok {
 		c.t[0] = d
 		best, at := math.Inf(1), j.n
+		flat := true
 		for n := j.n; n <= hi; n++ {
 			if n > j.n {
 				d, ok = predictN(m, j, n)
@@ -183,26 +188,42 @@ func (cs *curves) of(m *machine, j *qjob) *curve {
 					d = c.t[n-j.n-1] // no answer: no faster than one host fewer
 				}
 				c.t[n-j.n] = d
+				flat = flat && d == c.t[0]
 			}
 			if w := float64(n) * float64(d) * float64(d); w < best {
 				best, at = w, n
 			}
 		}
 		c.opt = at
-	} else {
-		c.opt = min(max(int(math.Round(math.Sqrt(float64(j.n)*float64(max(q.Max, j.n))))), j.n), hi)
-		e := models.Efficiency{Opt: c.opt}
-		base := q.Estimate
-		if base <= 0 {
-			base = m.o.Fallback
+		if !flat || q.Model != "" {
+			c.class = classOf(c.tOpt())
+			return c
 		}
-		tOpt := float64(base) / e.Factor(j.n)
-		for n := j.n; n <= hi; n++ {
-			c.t[n-j.n] = min(int64(tOpt*e.Factor(n)), maxEstimate)
-		}
+		// The same answer on every host count, for a job without a
+		// performance model: a mean of past runs (the live profiler's,
+		// before the command has run on several sizes), which says how
+		// long the job runs but nothing of its speedup. It is taken as
+		// the job's time on Min hosts, as a walltime would be.
+		base = time.Duration(c.t[0])
 	}
+	if base <= 0 {
+		base = m.o.Fallback
+	}
+	c.efficiency(max(q.Max, j.n), base)
 	c.class = classOf(c.tOpt())
 	return c
+}
+
+// efficiency fills c from SCOJO-P's efficiency model for a job whose range
+// reaches top hosts, base long on c.lo: N_opt is the geometric middle of
+// c.lo and top (the requested size of a job whose range is N_opt/2..2·N_opt).
+func (c *curve) efficiency(top int, base time.Duration) {
+	c.opt = min(max(int(math.Round(math.Sqrt(float64(c.lo)*float64(top)))), c.lo), c.hi())
+	e := models.Efficiency{Opt: c.opt}
+	tOpt := float64(base) / e.Factor(c.lo)
+	for i := range c.t {
+		c.t[i] = min(int64(tOpt*e.Factor(c.lo+i)), maxEstimate)
+	}
 }
 
 // rigid tells a job that runs on one host count only, or a multicluster

@@ -388,3 +388,25 @@ func TestScojo_PredictorAskedAboutTheJobAsQueued(t *testing.T) {
 		}
 	}
 }
+
+// A predictor that answers the same on every host count says nothing of a
+// job's speedup (the live profiler's mean of past runs): without a
+// performance model the job is sized by the efficiency model from that
+// answer, taken as its time on Min hosts. On 2..8, N_opt = √16 = 4 and
+// T(4) = 600 s / 1.625 = 369.2 s; scojo-rigid runs it there. With a model
+// the flat curve is the model's word: N_opt is 2 (n·T² least there).
+func TestScojo_FlatPredictionIsNoSpeedup(t *testing.T) {
+	flat := PredictorFunc(func(context.Context, *QueuedJob, []Host) (time.Duration, error) { return 600 * time.Second, nil })
+	for _, c := range []struct {
+		model string
+		n     int
+		t     time.Duration
+	}{{"", 4, time.Duration(369230769230)}, {"eq2", 2, 600 * time.Second}} {
+		s := Snapshot{Now: t0, Hosts: hosts(10), Queue: []QueuedJob{{ID: "M", Name: "M", Submit: longAgo, Min: 2, Max: 8, Model: c.model}}}
+		pl := newHarness(t, "scojo-rigid", Options{Predictor: flat}).plan(s)
+		checkSound(t, s, pl)
+		if m, ok := placed(pl.StartNow, "M"); !ok || len(m.Hosts) != c.n || !near(m.Predicted, c.t) {
+			t.Errorf("model %q: %+v; want %d hosts for %v", c.model, pl.StartNow, c.n, c.t)
+		}
+	}
+}
