@@ -99,6 +99,7 @@ type machine struct {
 	// host's index in them.
 	vias  []string
 	viaOf []int
+	vsize [][]int // per launcher, per cluster: its hosts
 	vcap  [][]int // per launcher, per cluster: hosts a job may use (request's buffer)
 }
 
@@ -129,6 +130,7 @@ func (m *machine) load(ctx context.Context, s *Snapshot) {
 			m.clusterOf[i] = slices.Index(m.clusters, s.Hosts[i].Cluster)
 		}
 		m.vias, m.viaOf = launchers(s.Hosts, m.vias[:0], resize(m.viaOf, len(s.Hosts)))
+		m.vsize = launcherSizes(m.viaOf, len(m.vias), m.clusterOf, len(m.clusters), nil, m.vsize)
 	}
 	if len(m.cache) > 2*len(s.Queue)+1024 {
 		// Drop the estimates of jobs gone from the queue.
@@ -446,8 +448,12 @@ func (m *machine) request(j *qjob, avail int) string {
 		return ""
 	}
 	j.co = true
-	m.vcap = launcherSizes(m.viaOf, len(m.vias), m.clusterOf, len(m.clusters), j.allow, m.vcap)
-	return neverFitsOneWay(q, m.clusters, m.vias, m.vcap)
+	size := m.vsize
+	if j.allow != nil {
+		m.vcap = launcherSizes(m.viaOf, len(m.vias), m.clusterOf, len(m.clusters), j.allow, m.vcap)
+		size = m.vcap
+	}
+	return neverFitsOneWay(q, m.clusters, m.vias, size)
 }
 
 // coallocates makes m place co-allocated requests (for fcfs, fcfs-fill and
