@@ -221,6 +221,7 @@ func TestParse_Components(t *testing.T) {
 		{"components: [4, -1]", "components[1]: must be ≥ 1, got -1"},
 		// yaml.v3 drops the nulls from a list of ints.
 		{"components: [1, null]", `j:2: components[1]: want an integer, got "null"`},
+		{"components: [null]", `j:2: components[0]: want an integer, got "null"`},
 		{"components:\n  - 2\n  - ~\n  - 0", "j:4: components[1]: want an integer, got \"~\"\nj:5: components[2]: must be ≥ 1, got 0"},
 		{"components: [4]\nhosts: {count: 4}", "j:3: hosts.count: give components or a host count, not both"},
 		{"components: [4]\nhosts:\n  cluster: a", "j:4: hosts.cluster: a co-allocated job spans clusters"},

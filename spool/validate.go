@@ -277,20 +277,20 @@ func validateComponents(j *Job, doc *yaml.Node) []Problem {
 	if key == nil {
 		return ps
 	}
+	// The entries are read from the document's own nodes: yaml.v3
+	// truncates 2.5 into an int and drops every null without a word, so
+	// the decoded list may not say what was written.
+	n := len(j.Components)
+	if comps.Kind == yaml.SequenceNode {
+		n = len(comps.Content)
+	}
 	switch {
-	case len(j.Components) == 0:
+	case n == 0:
 		bad([]string{"components"}, "want a list of host counts, one per cluster, such as [8, 4, 4]; got none")
-	case len(j.Components) > MaxComponents:
-		bad([]string{"components"}, "%d components, over the limit of %d", len(j.Components), MaxComponents)
+	case n > MaxComponents:
+		bad([]string{"components"}, "%d components, over the limit of %d", n, MaxComponents)
 	default:
 		sum := 0 // each is at most MaxHostCount, and there are at most MaxComponents: no overflow
-		// The entries are read from the document's own nodes: yaml.v3
-		// truncates 2.5 into an int and drops every null without a
-		// word, so the decoded list may not say what was written.
-		n := len(j.Components)
-		if comps.Kind == yaml.SequenceNode {
-			n = len(comps.Content)
-		}
 		for i := range n {
 			line, c := lineOf(doc, "components"), 0
 			if comps.Kind == yaml.SequenceNode {
