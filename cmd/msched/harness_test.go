@@ -259,6 +259,29 @@ func spoolListing(sp *spool.Spool) string {
 	return b.String()
 }
 
+// spoolDump is what a failing test prints of the spool: the state
+// directories, tmp/ (init's claims), and jid's arrival and first history
+// entry, which are what msched submit matches its ticket against.
+func spoolDump(sp *spool.Spool, jid string) string {
+	var b strings.Builder
+	b.WriteString("spool:\n" + spoolListing(sp))
+	if des, err := os.ReadDir(sp.Path(spool.DirTmp)); err == nil {
+		b.WriteString("  tmp/:")
+		for _, d := range des {
+			b.WriteString(" " + d.Name())
+		}
+		b.WriteString("\n")
+	}
+	if st, ok := sp.StateOf(jid); ok {
+		if j, err := sp.Read(st, jid); err != nil {
+			fmt.Fprintf(&b, "  %s in %s: %v\n", jid, st, err)
+		} else if len(j.History) > 0 {
+			fmt.Fprintf(&b, "  %s in %s: submitted_at %d, first entry %q\n", jid, st, j.SubmittedAt.UnixNano(), j.History[0].Note)
+		}
+	}
+	return b.String()
+}
+
 // checkDrained fails if any state directory still holds a job, or a claim
 // or a request is left. After a kill -9 a staging file may be left in tmp/
 // (the reaper removes those after 10 minutes: spool.CleanTmp); crashed

@@ -543,9 +543,9 @@ func TestSubmit_WaitExitsWithTheJobsStatus(t *testing.T) {
 			}
 		}
 	}()
-	_, _, err = mschedCtx(ctx, dir, "", "submit", "--jid-wait", "60s", "--wait", "--", "sleep", "30")
+	_, errs, err = mschedCtx(ctx, dir, "", "submit", "--jid-wait", "60s", "--wait", "--", "sleep", "30")
 	if exitCode(err) != 130 || !strings.Contains(err.Error(), "stopped waiting for J000007; the jobs go on") {
-		t.Errorf("Ctrl-C: exit %d, %v", exitCode(err), err)
+		t.Errorf("Ctrl-C: exit %d, %v\n%s%s", exitCode(err), err, errs, spoolDump(sp, "J000007"))
 	}
 	if st, _ := sp.StateOf("J000007"); st != spool.Running && st != spool.Runnable && st != spool.Queued {
 		t.Errorf("the job is %q after the waiting stopped", st)
