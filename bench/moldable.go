@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"msched/models"
 	"msched/policy"
 	"msched/sim"
 )
@@ -54,6 +55,9 @@ type MoldableConfig struct {
 	// default, the paper's), Request or Profiler; a moldable job's is
 	// scaled to each size as its run is (sim.Job.Mold).
 	Estimate sim.EstimateKind
+	// Curve is the moldable jobs' speedup curve: SCOJO-P's efficiency
+	// model (the zero value, the paper's main setting) or Downey's.
+	Curve    models.MoldCurve
 	Policies []string // default MoldablePolicies; easy runs rigid, the others moldable
 	Workers  int      // runs in parallel; default GOMAXPROCS
 	Progress io.Writer
@@ -73,6 +77,7 @@ type MoldableRun struct {
 	TraceLoad float64 `json:"-"` // the trace's own offered load
 	Load      float64 `json:"-"` // the offered load run at
 	Estimate  string  `json:"-"` // what the policies were told of run times
+	Curve     string  `json:"-"` // the moldable jobs' speedup curve (models.MoldCurve)
 	MeanBSLD  float64 `json:"-"`
 	MeanHosts float64 `json:"-"` // mean size over N_opt, finished jobs
 }
@@ -176,7 +181,7 @@ func Moldable(ctx context.Context, cfg MoldableConfig) ([]MoldableRun, error) {
 					t.Name, len(tr.Jobs), len(m.Hosts), st.own, f, cfg.Load)
 			}
 		}
-		st.mold = sim.Moldable(st.rigid, len(m.Hosts))
+		st.mold = sim.Moldable(st.rigid, len(m.Hosts), cfg.Curve)
 		settings[i] = st
 	}
 	out := make([]MoldableRun, len(cfg.Traces)*len(cfg.Policies))
@@ -203,7 +208,7 @@ func Moldable(ctx context.Context, cfg MoldableConfig) ([]MoldableRun, error) {
 				}
 				r := MoldableRun{Workload: cfg.Traces[i].Name, Policy: name, MeanResponse: met.MeanResponse,
 					MeanWait: met.MeanWait, Utilization: met.Utilization, Hosts: res.Hosts, Jobs: met.Jobs,
-					TraceLoad: st.own, Load: st.load, Estimate: cfg.Estimate.String(), MeanBSLD: met.MeanBSD, MeanHosts: meanSizeRatio(res, st.rigid)}
+					TraceLoad: st.own, Load: st.load, Estimate: cfg.Estimate.String(), Curve: cfg.Curve.String(), MeanBSLD: met.MeanBSD, MeanHosts: meanSizeRatio(res, st.rigid)}
 				mu.Lock()
 				out[i*len(cfg.Policies)+k] = r
 				if cfg.Progress != nil {
@@ -249,7 +254,7 @@ func MoldableTable(w io.Writer, runs []MoldableRun) error {
 			fmt.Fprintln(w)
 		}
 		r0 := runs[i]
-		fmt.Fprintf(w, "%s, %d hosts, offered load %.2f (the trace's own %.2f), %s estimates\n", r0.Workload, r0.Hosts, r0.Load, r0.TraceLoad, r0.Estimate)
+		fmt.Fprintf(w, "%s, %d hosts, offered load %.2f (the trace's own %.2f), %s estimates, %s speedup\n", r0.Workload, r0.Hosts, r0.Load, r0.TraceLoad, r0.Estimate, r0.Curve)
 		base := map[string]float64{}
 		for _, r := range runs[i:j] {
 			base[r.Policy] = r.MeanResponse

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"msched/models"
 	"msched/sim"
 	"msched/workload"
 )
@@ -130,7 +131,7 @@ func TestMoldable_EstimateReachesTheRuns(t *testing.T) {
 		for _, r := range runs {
 			in := jobs.Jobs
 			if r.Policy != "easy" {
-				in = sim.Moldable(in, 8)
+				in = sim.Moldable(in, 8, models.MoldCurve{})
 			}
 			if want := direct(in, est, r.Policy); r.MeanResponse != want || r.Estimate != est.String() {
 				t.Errorf("%s, %s estimates: mean response %v (%s), simulated directly %v", r.Policy, est, r.MeanResponse, r.Estimate, want)
@@ -141,6 +142,27 @@ func TestMoldable_EstimateReachesTheRuns(t *testing.T) {
 				}
 			}
 		}
+	}
+	// The configured curve reaches the moldable runs: scojo-p's figures
+	// with Downey's curve are those of the jobs molded with it, and not
+	// the efficiency model's; easy's trace is rigid either way.
+	downey := models.MoldCurve{Downey: true, Sigma: 2}
+	runs, err := Moldable(context.Background(), MoldableConfig{Traces: []Trace{tr}, Estimate: sim.Exact, Curve: downey, Policies: []string{"easy", "scojo-p"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	jobs, err := tr.Jobs(8, sim.Exact, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	easy, scojo := runs[0], runs[1]
+	if want := direct(jobs.Jobs, sim.Exact, "easy"); easy.MeanResponse != want || easy.Curve != "downey:2" {
+		t.Errorf("easy under %s: %v, rigid %v", easy.Curve, easy.MeanResponse, want)
+	}
+	want := direct(sim.Moldable(jobs.Jobs, 8, downey), sim.Exact, "scojo-p")
+	other := direct(sim.Moldable(jobs.Jobs, 8, models.MoldCurve{}), sim.Exact, "scojo-p")
+	if scojo.MeanResponse != want || want == other {
+		t.Errorf("scojo-p under %s: %v; molded with it %v, with the efficiency model %v", scojo.Curve, scojo.MeanResponse, want, other)
 	}
 }
 

@@ -31,10 +31,10 @@ type Job struct {
 	// such a job are exact: it sees Time itself.
 	Time func(n int) float64
 	// Mold, when set (and Time is not), is a trace's rigid job made
-	// moldable (Moldable): Run and Estimate are its times on Mold.Opt
+	// moldable (Moldable): Run and Estimate are its times on Mold.NOpt()
 	// hosts, and on n hosts both scale by Mold.Factor(n), so a request or a
 	// profiler's estimate is scaled as the run is.
-	Mold *models.Efficiency
+	Mold models.Molding
 	// Request and Components, when Request is not 0, make the job a
 	// multicluster request, handed to the policy as they are
 	// (policy.QueuedJob's fields of the same names): Min == Max == the
@@ -69,7 +69,7 @@ func (j *Job) estimateOn(n int) float64 {
 // job's N_opt, else Min.
 func (j *Job) size() int {
 	if j.Time == nil && j.Mold != nil {
-		return j.Mold.Opt
+		return j.Mold.NOpt()
 	}
 	return j.Min
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"msched/models"
 	"msched/policy"
 	"msched/profiler"
 )
@@ -14,7 +15,7 @@ import (
 func TestMoldable_FromRigid(t *testing.T) {
 	eq2 := func(n int) float64 { return 100 / float64(n) }
 	in := []Job{rigid("R", 0, 4, 100, 100), {ID: "M", Min: 1, Max: 3, Time: eq2}, rigid("W", 0, 8, 10, 10)}
-	jobs := Moldable(in, 8)
+	jobs := Moldable(in, 8, models.MoldCurve{})
 	if in[0].Mold != nil || in[0].Min != 4 {
 		t.Fatal("Moldable changed its argument")
 	}
@@ -28,7 +29,7 @@ func TestMoldable_FromRigid(t *testing.T) {
 	if w := jobs[2]; w.Min != 4 || w.Max != 8 || w.runOn(8) != 10 {
 		t.Fatalf("W: %d..%d, %g", w.Min, w.Max, w.runOn(8))
 	}
-	if again := Moldable(jobs, 8)[0]; again.Min != 2 || again.Mold != r.Mold {
+	if again := Moldable(jobs, 8, models.MoldCurve{})[0]; again.Min != 2 || again.Mold != r.Mold {
 		t.Fatalf("a moldable job was molded again: %d..%d", again.Min, again.Max)
 	}
 
@@ -51,11 +52,30 @@ func TestMoldable_FromRigid(t *testing.T) {
 	}
 }
 
+// With Downey's curve (σ 2) the same job runs on 2..8 hosts, its run and
+// its estimate scaled by the curve: N_opt 4 is its working set, and 8 hosts
+// (σ·N_opt) are where its speedup stops growing.
+func TestMoldable_DowneyCurve(t *testing.T) {
+	j := Moldable([]Job{rigid("R", 0, 4, 100, 200)}, 8, models.MoldCurve{Downey: true, Sigma: 2})[0]
+	d := models.DowneyCurve{Opt: 4, Sigma: 2, Machine: 8}
+	if j.Min != 2 || j.Max != 8 || j.size() != 4 {
+		t.Fatalf("%d..%d, N_opt %d; want 2..8, 4", j.Min, j.Max, j.size())
+	}
+	for n := 2; n <= 8; n++ {
+		if j.runOn(n) != 100*d.Factor(n) || j.estimateOn(n) != 200*d.Factor(n) {
+			t.Errorf("on %d: run %g, estimate %g; want %g, %g", n, j.runOn(n), j.estimateOn(n), 100*d.Factor(n), 200*d.Factor(n))
+		}
+	}
+	if !(j.runOn(2) > 100 && j.runOn(4) == 100 && j.runOn(8) < j.runOn(7)) {
+		t.Errorf("run %g, %g, %g, %g on 2, 4, 7, 8", j.runOn(2), j.runOn(4), j.runOn(7), j.runOn(8))
+	}
+}
+
 // A multicluster request keeps its size: its components fix it.
 func TestMoldable_KeepsRequests(t *testing.T) {
 	j := rigid("C", 0, 4, 100, 100)
 	j.Request, j.Components = 2, []int{2, 2}
-	if got := Moldable([]Job{j}, 8)[0]; got.Mold != nil || got.Min != 4 || got.Max != 4 {
+	if got := Moldable([]Job{j}, 8, models.MoldCurve{})[0]; got.Mold != nil || got.Min != 4 || got.Max != 4 {
 		t.Fatalf("request molded: %d..%d", got.Min, got.Max)
 	}
 }
@@ -65,7 +85,7 @@ func TestMoldable_KeepsRequests(t *testing.T) {
 // for 2 hosts and 162.5 s for 8, while it runs 81.25 s on 8. Unknown stays
 // unknown.
 func TestMoldable_ScalesTheEstimate(t *testing.T) {
-	jobs := Moldable([]Job{rigid("R", 0, 4, 100, 200), rigid("U", 0, 4, 100, 0)}, 8)
+	jobs := Moldable([]Job{rigid("R", 0, 4, 100, 200), rigid("U", 0, 4, 100, 0)}, 8, models.MoldCurve{})
 	if r := jobs[0]; r.estimateOn(2) != 325 || r.estimateOn(4) != 200 || r.estimateOn(8) != 162.5 {
 		t.Fatalf("estimates %g %g %g, want 325 200 162.5", r.estimateOn(2), r.estimateOn(4), r.estimateOn(8))
 	}
@@ -101,7 +121,7 @@ func TestMoldable_ProfilerEstimateOnNopt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jobs := Moldable([]Job{rigid("a", 0, 4, 100, 0), rigid("b", 0, 4, 100, 0), rigid("c", 1000, 4, 100, 0)}, 8)
+	jobs := Moldable([]Job{rigid("a", 0, 4, 100, 0), rigid("b", 0, 4, 100, 0), rigid("c", 1000, 4, 100, 0)}, 8, models.MoldCurve{})
 	jobs = append(jobs, rigid("d", 200, 2, 400, 0), rigid("e", 200, 2, 400, 0))
 	for i := range jobs {
 		jobs[i].Executable, jobs[i].User = 3, 1

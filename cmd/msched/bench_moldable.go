@@ -9,9 +9,22 @@ import (
 	"github.com/spf13/cobra"
 
 	"msched/bench"
+	"msched/models"
 	"msched/policy"
 	"msched/sim"
 	"msched/workload"
+)
+
+// speedupHelp and speedupUsage describe --speedup, of simulate --moldable
+// and bench moldable.
+const (
+	speedupHelp = `--speedup downey gives the moldable jobs Downey's speedup curve instead
+(models.DowneyCurve): variance coefficient sigma 0.5 (downey:SIGMA sets
+another), the average parallelism chosen so that N_opt is the job's processor
+working set, as on the efficiency model; sizes N_opt/2 (rounded up) to where
+its speedup stops growing (2·N_opt − 1 at sigma 0.5, sigma·N_opt from sigma 1),
+at most the machine.`
+	speedupUsage = "moldable jobs' speedup curve: efficiency (SCOJO-P's), downey (sigma 0.5) or downey:SIGMA"
 )
 
 func newBenchMoldableCmd() *cobra.Command {
@@ -21,7 +34,7 @@ func newBenchMoldableCmd() *cobra.Command {
 		procs, o2kJobs, seed int
 		lublinJobs           int
 		asJSON               bool
-		estimate             string
+		estimate, speedup    string
 	)
 	cmd := &cobra.Command{
 		Use:   "moldable",
@@ -33,6 +46,7 @@ N_opt, its trace run time its run time there, and it may run on N_opt/2 to
 2·N_opt. Policies are told exact run times, as in the paper; --estimate
 request tells them the trace's requested times instead, and profiler the
 historical profiler's, each scaled to a moldable job's size as its run is.
+`+speedupHelp+`
 
 The policies: easy on the trace as it is (fixed sizes, arrival order; the
 baseline), and on the moldable trace scojo-rigid (the paper's traditional
@@ -73,6 +87,9 @@ seconds.`, bench.MoldableLoadW1, bench.MoldableLoadW2, bench.MoldableLoadW1, ben
 				return fmt.Errorf("bench moldable: %w", err)
 			}
 			cfg.Estimate = est
+			if cfg.Curve, err = models.ParseMoldCurve(speedup); err != nil {
+				return fmt.Errorf("bench moldable: --speedup: %w", err)
+			}
 			switch {
 			case procs != 0 && file == "":
 				return fmt.Errorf("bench moldable: --procs goes with --workload")
@@ -126,6 +143,7 @@ seconds.`, bench.MoldableLoadW1, bench.MoldableLoadW2, bench.MoldableLoadW1, ben
 	f.IntVar(&seed, "seed", bench.O2KSeed, "seed of the o2k and Lublin-Feitelson workloads")
 	f.StringSliceVar(&cfg.Policies, "policy", nil, "policies, comma-separated (default: "+strings.Join(bench.MoldablePolicies, ",")+"; known: "+strings.Join(policy.Names(), ", ")+")")
 	f.StringVar(&estimate, "estimate", "exact", "what policies are told of run times: exact (the paper's), request or profiler")
+	f.StringVar(&speedup, "speedup", "efficiency", speedupUsage)
 	f.IntVar(&cfg.Workers, "workers", runtime.GOMAXPROCS(0), "runs at a time")
 	f.BoolVar(&asJSON, "json", false, "one JSON object per workload and policy and line")
 	return cmd

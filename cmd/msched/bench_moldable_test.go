@@ -90,6 +90,12 @@ func TestBenchMoldable_Estimate(t *testing.T) {
 	if _, err := table("--estimate", "oracle"); err == nil || !strings.Contains(err.Error(), `"oracle"`) {
 		t.Errorf("--estimate oracle: %v", err)
 	}
+	if _, err := table("--speedup", "downey:x"); err == nil || !strings.Contains(err.Error(), "--speedup") {
+		t.Errorf("--speedup downey:x: %v", err)
+	}
+	if out, err := table("--speedup", "downey:1.5"); err != nil || !strings.Contains(out, "downey:1.5 speedup") {
+		t.Errorf("--speedup downey:1.5: %v\n%s", err, out)
+	}
 }
 
 // simulate --moldable: scojo-rigid runs every job at N_opt, its traced
@@ -124,5 +130,34 @@ func TestSimulate_Moldable(t *testing.T) {
 	}
 	if req["jobs_finished"] != float64(60) || req["mean_response_s"] == mold["mean_response_s"] {
 		t.Errorf("scojo-p told the requests: %v; told exact times: %v", req, mold)
+	}
+}
+
+// --speedup downey gives the moldable jobs Downey's curve: scojo-p sizes
+// them otherwise than on the efficiency model, and still finishes every
+// job; --speedup without --moldable, or not a curve, is refused.
+func TestSimulate_MoldableSpeedup(t *testing.T) {
+	trace := simulateTrace(t)
+	eff, err := simulateJSON(t, "--workload", trace, "--policy", "scojo-p", "--moldable", "--estimate", "exact")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dow, err := simulateJSON(t, "--workload", trace, "--policy", "scojo-p", "--moldable", "--estimate", "exact", "--speedup", "downey:2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dow["jobs_finished"] != float64(60) || dow["mean_response_s"] == eff["mean_response_s"] {
+		t.Errorf("downey:2 %v; efficiency %v", dow, eff)
+	}
+	for args, want := range map[string]string{
+		"--speedup downey":                "--speedup goes with --moldable",
+		"--moldable --speedup downey:-1":  "σ must be a number ≥ 0",
+		"--moldable --speedup amdahl":     "want efficiency, downey or downey:σ",
+		"--moldable --speedup efficiency": "",
+	} {
+		_, err := simulateJSON(t, append([]string{"--workload", trace, "--policy", "easy"}, strings.Fields(args)...)...)
+		if want == "" && err != nil || want != "" && (err == nil || !strings.Contains(err.Error(), want)) {
+			t.Errorf("%s: %v; want %q", args, err, want)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"msched/bench"
 	"msched/hoststat"
+	"msched/models"
 	"msched/policy"
 	"msched/sim"
 )
@@ -21,6 +22,7 @@ import (
 func newSimulateCmd(v *viper.Viper) *cobra.Command {
 	var (
 		file, hostsFile, estimate, svg string
+		speedup                        string
 		policies                       []string
 		procs, gens                    int
 		seed                           int64
@@ -56,7 +58,7 @@ run time or the profiler's, asked for N_opt hosts) is scaled to each size as
 the run is. The default is request, with --moldable as without it; SCOJO-P's
 paper takes run times as known, --estimate exact.
 scojo-p and cirne-berman choose sizes; the other policies run a moldable job
-on its smallest size.
+on its smallest size. ` + speedupHelp + `
 
 The GA policies take their settings from the configuration, as the sched
 daemon does, so a simulation describes the configured live system: ga-xms and
@@ -95,11 +97,18 @@ MSCHED_PLAN_OBJECTIVE=wait msched simulate --policy ga-plan … another objectiv
 			if err != nil {
 				return err
 			}
+			curve, err := models.ParseMoldCurve(speedup)
+			if err != nil {
+				return fmt.Errorf("simulate: --speedup: %w", err)
+			}
+			if cmd.Flags().Changed("speedup") && !moldable {
+				return fmt.Errorf("simulate: --speedup goes with --moldable")
+			}
 			if moldable {
-				tr.Jobs = sim.Moldable(tr.Jobs, len(machine.Hosts))
+				tr.Jobs = sim.Moldable(tr.Jobs, len(machine.Hosts), curve)
 			}
 			slog.Info("simulate", "workload", file, "jobs", len(tr.Jobs), "skipped", tr.Skipped,
-				"clamped", tr.Clamped, "tiny", tr.Tiny, "hosts", len(machine.Hosts), "estimate", est, "pyss", pyss, "moldable", moldable, "seed", seed,
+				"clamped", tr.Clamped, "tiny", tr.Tiny, "hosts", len(machine.Hosts), "estimate", est, "pyss", pyss, "moldable", moldable, "speedup", curve, "seed", seed,
 				"generations", gens, "population", cfg.Population, "window", cfg.Window, "max_jumps", cfg.MaxJumps)
 			opts := simOptions(cfg, gens)
 			opts.Seed = seed
@@ -144,7 +153,8 @@ MSCHED_PLAN_OBJECTIVE=wait msched simulate --policy ga-plan … another objectiv
 	f.StringVar(&hostsFile, "hosts", "", "hosts file of heterogeneous hosts (instead of --procs)")
 	f.StringVar(&estimate, "estimate", "request", "what policies are told of run times: exact, request or profiler")
 	f.BoolVar(&pyss, "pyss", false, "pyss's job and counting conventions")
-	f.BoolVar(&moldable, "moldable", false, "make every job moldable (SCOJO-P's efficiency model; estimates scaled with it)")
+	f.BoolVar(&moldable, "moldable", false, "make every job moldable (SCOJO-P's efficiency model, or --speedup; estimates scaled with it)")
+	f.StringVar(&speedup, "speedup", "efficiency", speedupUsage)
 	f.BoolVar(&asJSON, "json", false, "one JSON object per policy and line")
 	f.StringVar(&svg, "svg", "", "write utilisation over time and the schedule (Gantt) to this SVG file")
 	f.Float64Var(&ganttFrom, "gantt-from", 0, "start of the Gantt window, seconds (with --gantt-span)")
