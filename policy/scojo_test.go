@@ -227,16 +227,58 @@ func TestScojo_HistoryRates(t *testing.T) {
 	if got := h.rate[slotOf(now)+1][classMedium]; got != 0 {
 		t.Fatalf("rate in the next half hour %v, want 0", got)
 	}
-	if got, w := h.futureWork(now, 2700, 1, 100), 2*want*600*900; math.Abs(got-w) > 1e-9 {
+	if got, w := h.futureWork(now, 2700, 1), 2*want*600*900; math.Abs(got-w) > 1e-9 {
 		t.Fatalf("future work %v, want %v", got, w)
 	}
-	if h.avgSize[classMedium] != 2 || h.avgRun[classMedium] != 600 {
-		t.Fatalf("averages %v %v", h.avgSize, h.avgRun)
+	if d := h.dist[classMedium]; d.mean() != 2 || len(d.runs) != 36 || d.runs[0] != 600 || d.runs[35] != 600 {
+		t.Fatalf("medium jobs: mean size %v, runs %v", d.mean(), d.runs)
 	}
 	// A week later every arrival has left the window.
 	h.update(now + int64(8*24*time.Hour))
 	if h.n != [nClasses]float64{} || h.rate[slotOf(now)][classMedium] != 0 {
 		t.Fatalf("after a week: n %v", h.n)
+	}
+}
+
+// The expected work of arrivals whose run times differ is the mean of
+// their overlaps, not the overlap of their mean: medium jobs of 1 host ×
+// 100 s and 3 hosts × 3000 s arrive in turn, one every 600 s;
+// within a candidate's T = 4000 s from now, under modifiers 1 and 1.5
+// (sizes × r, run times × RelativeTime(r)), the work is checked against a
+// sum over each second of arrivals. The paper's means (size 2, run 2275 s
+// weighted by size) would say 14 % more at r 1.
+func TestScojo_FutureWorkIsTheMeanOverlap(t *testing.T) {
+	var h history
+	start := t0.Add(-7*24*time.Hour + time.Nanosecond)
+	for k := 0; k < 7*24*6; k++ { // every 10 minutes for a week, alternating
+		run, size := 100.0, 1.0
+		if k%2 == 1 {
+			run, size = 3000, 3
+		}
+		h.add(arrival{at: start.Add(time.Duration(k) * 10 * time.Minute).UnixNano(), class: classMedium, size: size, run: run})
+	}
+	now := t0.UnixNano()
+	h.update(now)
+	T := 4000.0
+	brute := func(r float64) float64 {
+		f := models.RelativeTime(r)
+		w := 0.0
+		for t := 0.5; t < T; t++ { // arrivals at 1/1200 per s of each kind
+			w += (r*1*math.Min(100*f, T-t) + r*3*math.Min(3000*f, T-t)) / 1200
+		}
+		return w
+	}
+	for _, r := range []float64{1, 1.5} {
+		if got, want := h.futureWork(now, T, r), brute(r); math.Abs(got/want-1) > 1e-3 {
+			t.Errorf("r %g: future work %.0f, want %.0f", r, got, want)
+		}
+	}
+	mean := 0.0
+	for t := 0.5; t < T; t++ {
+		mean += 2 * math.Min(2275, T-t) / 600
+	}
+	if got := h.futureWork(now, T, 1); mean/got < 1.13 {
+		t.Errorf("the means' overlap %.0f is not above the mean overlap %.0f", mean, got)
 	}
 }
 
