@@ -37,7 +37,7 @@ func (e Efficiency) NOpt() int { return e.opt() }
 // model's, ⌈N_opt/2⌉, and Max is where the speedup stops growing (2A−1 for
 // 0 < σ ≤ 1, A + Aσ − σ above, A for σ = 0, where S(n) = min(n, A)), at most
 // the machine: beyond it a job runs no faster. For 0 < σ ≤ 2/3 that is
-// 2·N_opt − 1; for σ ≥ 1, σ·N_opt.
+// 2·N_opt − 1; for σ ≥ 1, σ·N_opt (rounded up).
 type DowneyCurve struct {
 	Opt     int     // N_opt, at least 1
 	Sigma   float64 // σ ≥ 0
@@ -62,8 +62,9 @@ func (d DowneyCurve) A() float64 {
 // Min is ⌈N_opt/2⌉, at least 1.
 func (d DowneyCurve) Min() int { return max((d.NOpt()+1)/2, 1) }
 
-// Max is the largest size that still gains speed, at most the machine, at
-// least N_opt.
+// Max is the least size at which the speedup has stopped growing (the
+// point where it does, rounded up: every size below it is slower), at most
+// the machine, at least N_opt.
 func (d DowneyCurve) Max() int {
 	a, s := d.A(), math.Max(d.Sigma, 0)
 	top := 2*a - 1
@@ -73,11 +74,11 @@ func (d DowneyCurve) Max() int {
 	case s > 1:
 		top = a + a*s - s
 	}
-	n := int(math.Floor(top + 1e-9))
+	top = math.Min(top, 1<<30)
 	if d.Machine > 0 {
-		n = min(n, d.Machine)
+		top = math.Min(top, float64(d.Machine))
 	}
-	return max(n, d.NOpt())
+	return max(int(math.Ceil(top-1e-9)), d.NOpt())
 }
 
 // Factor is S(N_opt)/S(n).
@@ -102,6 +103,10 @@ type MoldCurve struct {
 // 0.8125).
 const DefaultDowneySigma = 0.5
 
+// MaxDowneySigma bounds σ: far beyond the variances Downey measured (a
+// few), and the curve's arithmetic stays finite.
+const MaxDowneySigma = 100
+
 // ParseMoldCurve reads "efficiency", "downey" or "downey:σ".
 func ParseMoldCurve(s string) (MoldCurve, error) {
 	kind, arg, hasArg := strings.Cut(strings.TrimSpace(s), ":")
@@ -112,8 +117,8 @@ func ParseMoldCurve(s string) (MoldCurve, error) {
 		c := MoldCurve{Downey: true, Sigma: DefaultDowneySigma}
 		if hasArg {
 			v, err := strconv.ParseFloat(arg, 64)
-			if err != nil || !(v >= 0) || math.IsInf(v, 1) {
-				return c, fmt.Errorf("models: speedup %q: σ must be a number ≥ 0", s)
+			if err != nil || !(v >= 0 && v <= MaxDowneySigma) {
+				return c, fmt.Errorf("models: speedup %q: σ must be a number from 0 to %d", s, MaxDowneySigma)
 			}
 			c.Sigma = v
 		}

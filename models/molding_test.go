@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-var testSigmas = []float64{0, 0.2, 0.5, 2.0 / 3, 0.7, 0.8, 0.95, 1, 1.2, 1.5, 2, 3, 5}
+var testSigmas = []float64{0, 0.2, 0.5, 2.0 / 3, 0.7, 0.8, 0.95, 1, 1.2, 1.5, 2, 3, 5, MaxDowneySigma}
 
 // A puts the working set (the integer n minimising n·T(n)², ties to the
 // smaller, as the policies look for it) at the requested size, for every
@@ -48,10 +48,9 @@ func TestDowneyCurve_Range(t *testing.T) {
 					t.Errorf("σ %g, N_opt %d: T(%d) = %v·T_opt, not below T(%d) = %v", s, opt, n, d.Factor(n), n-1, d.Factor(n-1))
 				}
 			}
-			// One host past Max gains less than the last step up to it, and
-			// two past it nothing.
-			if f := d.Factor(d.Max() + 2); f != d.Factor(d.Max()+3) {
-				t.Errorf("σ %g, N_opt %d: still faster past Max %d: %v, %v", s, opt, d.Max(), f, d.Factor(d.Max()+3))
+			// Past Max nothing is gained.
+			if f := d.Factor(d.Max()); f-d.Factor(d.Max()+1) > 1e-12 && d.Max() > opt {
+				t.Errorf("σ %g, N_opt %d: still faster past Max %d: %v, %v", s, opt, d.Max(), f, d.Factor(d.Max()+1))
 			}
 			if m := (DowneyCurve{Opt: opt, Sigma: s, Machine: opt}); m.Max() != opt {
 				t.Errorf("σ %g, N_opt %d on %d hosts: Max %d", s, opt, opt, m.Max())
@@ -62,7 +61,7 @@ func TestDowneyCurve_Range(t *testing.T) {
 	for _, c := range []struct {
 		s        float64
 		opt, max int
-	}{{0.5, 32, 63}, {0, 10, 10}, {0.2, 10, 19}, {1, 32, 32}, {2, 32, 64}, {3, 10, 30}} {
+	}{{0.5, 32, 63}, {0, 10, 10}, {0.2, 10, 19}, {1, 32, 32}, {2, 32, 64}, {3, 10, 30}, {0.7, 10, 19}, {1.5, 3, 5}} {
 		if got := (DowneyCurve{Opt: c.opt, Sigma: c.s}).Max(); got != c.max {
 			t.Errorf("σ %g, N_opt %d: Max %d, want %d", c.s, c.opt, got, c.max)
 		}
@@ -85,6 +84,7 @@ func TestParseMoldCurve(t *testing.T) {
 		"downey:1.5":  {Downey: true, Sigma: 1.5},
 		" downey:0 ":  {Downey: true, Sigma: 0},
 		"downey:2e-1": {Downey: true, Sigma: 0.2},
+		"downey:100":  {Downey: true, Sigma: 100},
 	} {
 		got, err := ParseMoldCurve(in)
 		if err != nil || got != want {
@@ -94,7 +94,7 @@ func TestParseMoldCurve(t *testing.T) {
 			t.Errorf("%q: %q reads back as %+v, %v", in, got.String(), back, err)
 		}
 	}
-	for _, in := range []string{"", "downey:", "downey:-1", "downey:NaN", "downey:Inf", "downey:x", "efficiency:1", "amdahl", "Downey"} {
+	for _, in := range []string{"", "downey:", "downey:-1", "downey:NaN", "downey:Inf", "downey:100.5", "downey:1e308", "downey:x", "efficiency:1", "amdahl", "Downey"} {
 		if _, err := ParseMoldCurve(in); err == nil {
 			t.Errorf("%q accepted", in)
 		}

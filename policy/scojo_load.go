@@ -71,7 +71,8 @@ type history struct {
 	dirty bool // ev changed since dist was built
 
 	// This call's estimates: arrivals per second of each class in each
-	// slot, and each class's sizes and run times.
+	// slot; and each class's sizes and run times, built when first needed
+	// after the window changed.
 	rate [][nClasses]float64
 	dist [nClasses]runDist
 }
@@ -79,29 +80,34 @@ type history struct {
 // runDist is the window's jobs of one class, by run time, with the prefix
 // sums that give the expected overlap of an arrival's run with a span in
 // O(log n): w holds, for the first k jobs by run time, Σ size, Σ size·run
-// and Σ size·run².
+// and Σ size·run². bySize holds the same jobs, largest first, for the few
+// that a size modifier would make larger than the machine.
 type runDist struct {
-	runs []float64
-	w    [][3]float64 // len(runs)+1
+	runs   []float64
+	w      [][3]float64 // len(runs)+1
+	bySize []sizeRun
 }
 
-// build makes d from the arrivals of class c in ev.
+type sizeRun struct{ size, run float64 }
+
+// build makes d from the arrivals of class c in ev: every one, as the
+// rates count every one.
 func (d *runDist) build(ev []arrival, c int) {
-	type sr struct{ size, run float64 }
-	var js []sr
+	d.bySize = d.bySize[:0]
 	for _, a := range ev {
-		if a.class == c && a.size > 0 && a.run > 0 {
-			js = append(js, sr{a.size, a.run})
+		if a.class == c {
+			d.bySize = append(d.bySize, sizeRun{math.Max(a.size, 0), math.Max(a.run, 0)})
 		}
 	}
-	slices.SortFunc(js, func(a, b sr) int { return cmp.Compare(a.run, b.run) })
+	slices.SortFunc(d.bySize, func(a, b sizeRun) int { return cmp.Compare(a.run, b.run) })
 	d.runs = d.runs[:0]
 	d.w = append(d.w[:0], [3]float64{})
-	for _, j := range js {
+	for _, j := range d.bySize {
 		d.runs = append(d.runs, j.run)
 		last := d.w[len(d.w)-1]
 		d.w = append(d.w, [3]float64{last[0] + j.size, last[1] + j.size*j.run, last[2] + j.size*j.run*j.run})
 	}
+	slices.SortFunc(d.bySize, func(a, b sizeRun) int { return cmp.Compare(b.size, a.size) })
 }
 
 // mean is the class's mean size (0 for none).
@@ -113,8 +119,7 @@ func (d *runDist) mean() float64 {
 }
 
 // overlapSum is Σ size·∫₀ʸ min(run, x) dx over the class's jobs: a job
-// whose run ends before y adds size·(run·y − run²/2), a longer one
-// size·y²/2.
+// whose run ends before y adds size·overlap1(y, run).
 func (d *runDist) overlapSum(y float64) float64 {
 	if y <= 0 || len(d.runs) == 0 {
 		return 0
@@ -122,6 +127,18 @@ func (d *runDist) overlapSum(y float64) float64 {
 	k, _ := slices.BinarySearch(d.runs, y) // runs[:k] < y
 	lo, all := d.w[k], d.w[len(d.runs)]
 	return y*lo[1] - lo[2]/2 + y*y/2*(all[0]-lo[0])
+}
+
+// overlap1 is ∫₀ʸ min(run, x) dx: run·y − run²/2 for a run that ends
+// before y, y²/2 for a longer one.
+func overlap1(y, run float64) float64 {
+	switch {
+	case y <= 0:
+		return 0
+	case run < y:
+		return run*y - run*run/2
+	}
+	return y * y / 2
 }
 
 func slotOf(unixNano int64) int {
@@ -179,12 +196,6 @@ func (h *history) update(now int64) {
 		h.ev = append(h.ev[:0], h.ev[h.head:]...)
 		h.head = 0
 	}
-	if h.dirty {
-		for c := range nClasses {
-			h.dist[c].build(h.ev[h.head:], c)
-		}
-		h.dirty = false
-	}
 	span := float64(now-from) / 1e9
 	day := float64(24 * time.Hour / time.Second)
 	if span < day {
@@ -237,25 +248,42 @@ func exposure(from, to int64) []float64 {
 // beside it. msched counts the arrivals expected in [now, now+T) only, each
 // for the part of its run that falls before now+T (the expectation of the
 // overlapped work the text describes: "only the overlapped runtime is
-// considered"). Sizes are not cut to the machine: a job's size at most
-// doubles, and one of more than half the machine is rare.
-func (h *history) futureWork(now int64, T, sMod float64) float64 {
+// considered"). A job that the modifier would make larger than the
+// machine of mn hosts counts on mn, for its run time there.
+func (h *history) futureWork(now int64, T, sMod float64, mn int) float64 {
 	if T <= 0 || h.rate == nil {
 		return 0
 	}
+	if h.dirty {
+		for c := range nClasses {
+			h.dist[c].build(h.ev[h.head:], c)
+		}
+		h.dirty = false
+	}
 	r := math.Min(math.Max(sMod, 0.5), 2)
 	f := models.RelativeTime(r)
+	m := float64(mn)
 	slot := scojoSlot.Seconds()
 	total := 0.0
+	type capped struct{ size, run, f float64 }
+	var big []capped
 	for c := range nClasses {
 		d := &h.dist[c]
 		if len(d.runs) == 0 {
 			continue
 		}
-		// Per arrival at t ∈ [a, b): the mean over the class's jobs of
-		// r·size·∫ min(f·run, x) dx over x ∈ [T−b, T−a], which is
-		// r·f²·(overlapSum((T−a)/f) − overlapSum((T−b)/f)) / n.
-		per := r * f * f / float64(len(d.runs))
+		// Per arrival at t ∈ [a, b), a job of the class works
+		// r·size·∫ min(f·run, x) dx over x ∈ [T−b, T−a], that is
+		// r·size·f²·(overlap1((T−a)/f, run) − overlap1((T−b)/f, run)):
+		// summed over the class's jobs through overlapSum, less, for
+		// each job cut to the machine, the difference.
+		big = big[:0]
+		for _, j := range d.bySize {
+			if r*j.size <= m {
+				break
+			}
+			big = append(big, capped{j.size, j.run, models.RelativeTime(m / j.size)})
+		}
 		w := 0.0
 		k := slotOf(now)
 		into := float64(now%int64(scojoSlot)) / 1e9
@@ -265,11 +293,16 @@ func (h *history) futureWork(now int64, T, sMod float64) float64 {
 		for t := 0.0; t < T; {
 			end := math.Min(T, t+slot-into)
 			if rate := h.rate[k][c]; rate > 0 {
-				w += rate * (d.overlapSum((T-t)/f) - d.overlapSum((T-end)/f))
+				v := r * f * f * (d.overlapSum((T-t)/f) - d.overlapSum((T-end)/f))
+				for _, j := range big {
+					v += m*j.f*j.f*(overlap1((T-t)/j.f, j.run)-overlap1((T-end)/j.f, j.run)) -
+						r*j.size*f*f*(overlap1((T-t)/f, j.run)-overlap1((T-end)/f, j.run))
+				}
+				w += rate * v
 			}
 			t, into, k = end, 0, (k+1)%scojoSlotsPerDay
 		}
-		total += per * w
+		total += w / float64(len(d.runs))
 	}
 	return total
 }
@@ -300,7 +333,7 @@ func (p *moldPolicy) load(k, size int, T, sMod float64) float64 {
 		n := sizeFor(c, sMod, p.lo[i])
 		work += float64(n) * math.Min(float64(c.at(n))/1e9, T)
 	}
-	work += p.hist.futureWork(m.nowNs, T, sMod)
+	work += p.hist.futureWork(m.nowNs, T, sMod, len(m.hosts))
 	return work / (float64(len(m.hosts)) * T)
 }
 

@@ -227,7 +227,7 @@ func TestScojo_HistoryRates(t *testing.T) {
 	if got := h.rate[slotOf(now)+1][classMedium]; got != 0 {
 		t.Fatalf("rate in the next half hour %v, want 0", got)
 	}
-	if got, w := h.futureWork(now, 2700, 1), 2*want*600*900; math.Abs(got-w) > 1e-9 {
+	if got, w := h.futureWork(now, 2700, 1, 100), 2*want*600*900; math.Abs(got-w) > 1e-9 {
 		t.Fatalf("future work %v, want %v", got, w)
 	}
 	if d := h.dist[classMedium]; d.mean() != 2 || len(d.runs) != 36 || d.runs[0] != 600 || d.runs[35] != 600 {
@@ -237,6 +237,9 @@ func TestScojo_HistoryRates(t *testing.T) {
 	h.update(now + int64(8*24*time.Hour))
 	if h.n != [nClasses]float64{} || h.rate[slotOf(now)][classMedium] != 0 {
 		t.Fatalf("after a week: n %v", h.n)
+	}
+	if w := h.futureWork(now+int64(8*24*time.Hour), 2700, 1, 100); w != 0 || len(h.dist[classMedium].runs) != 0 {
+		t.Fatalf("after a week: future work %v from %d medium jobs", w, len(h.dist[classMedium].runs))
 	}
 }
 
@@ -269,7 +272,7 @@ func TestScojo_FutureWorkIsTheMeanOverlap(t *testing.T) {
 		return w
 	}
 	for _, r := range []float64{1, 1.5} {
-		if got, want := h.futureWork(now, T, r), brute(r); math.Abs(got/want-1) > 1e-3 {
+		if got, want := h.futureWork(now, T, r, 100), brute(r); math.Abs(got/want-1) > 1e-3 {
 			t.Errorf("r %g: future work %.0f, want %.0f", r, got, want)
 		}
 	}
@@ -277,8 +280,70 @@ func TestScojo_FutureWorkIsTheMeanOverlap(t *testing.T) {
 	for t := 0.5; t < T; t++ {
 		mean += 2 * math.Min(2275, T-t) / 600
 	}
-	if got := h.futureWork(now, T, 1); mean/got < 1.13 {
+	if got := h.futureWork(now, T, 1, 100); mean/got < 1.13 {
 		t.Errorf("the means' overlap %.0f is not above the mean overlap %.0f", mean, got)
+	}
+}
+
+// A job the modifier would make larger than the machine counts on the
+// machine, for its run time there: medium jobs of 8 hosts × 600 s and 2
+// hosts × 300 s in turn, one every 600 s, on 10 hosts; at r 2 the first
+// would take 16 hosts and run 0.8125 × 600 s, and takes 10 for
+// RelativeTime(10/8) × 600 s.
+func TestScojo_FutureWorkCutToTheMachine(t *testing.T) {
+	var h history
+	start := t0.Add(-7*24*time.Hour + time.Nanosecond)
+	for k := 0; k < 7*24*6; k++ {
+		run, size := 300.0, 2.0
+		if k%2 == 1 {
+			run, size = 600, 8
+		}
+		h.add(arrival{at: start.Add(time.Duration(k) * 10 * time.Minute).UnixNano(), class: classMedium, size: size, run: run})
+	}
+	now := t0.UnixNano()
+	h.update(now)
+	T := 2000.0
+	fc := models.RelativeTime(10.0 / 8)
+	for _, r := range []float64{1, 2} {
+		f := models.RelativeTime(r)
+		want := 0.0
+		for t := 0.5; t < T; t++ {
+			big := r * 8 * math.Min(600*f, T-t)
+			if r*8 > 10 {
+				big = 10 * math.Min(600*fc, T-t)
+			}
+			want += (r*2*math.Min(300*f, T-t) + big) / 1200
+		}
+		if got := h.futureWork(now, T, r, 10); math.Abs(got/want-1) > 1e-3 {
+			t.Errorf("r %g on 10 hosts: future work %.0f, want %.0f", r, got, want)
+		}
+	}
+}
+
+// The window's jobs are the distribution's, also once the window's old end
+// has been cut off the arrival list (more than 1024 dropped): 3,000
+// arrivals over 15 days, a week of which stays.
+func TestScojo_HistoryDistributionFollowsTheWindow(t *testing.T) {
+	var h history
+	n := 3000
+	step := 15 * 24 * time.Hour / time.Duration(n)
+	for k := range n {
+		h.add(arrival{at: t0.Add(time.Duration(k) * step).UnixNano(), class: classLong, size: float64(1 + k%5), run: float64(3600 + k)})
+	}
+	now := t0.Add(15 * 24 * time.Hour)
+	h.update(now.UnixNano())
+	h.futureWork(now.UnixNano(), 3600, 1, 100)
+	d := h.dist[classLong]
+	var runs []float64
+	sum := 0.0
+	for k := range n {
+		if at := t0.Add(time.Duration(k) * step); !at.Before(now.Add(-scojoWindow)) {
+			runs = append(runs, float64(3600+k))
+			sum += float64(1 + k%5)
+		}
+	}
+	if h.head != 0 || len(h.ev) != len(runs) || !slices.Equal(d.runs, runs) || math.Abs(d.mean()-sum/float64(len(runs))) > 1e-12 {
+		t.Fatalf("window of %d (head %d), distribution of %d, mean %v; want %d, mean %v", len(h.ev), h.head, len(d.runs), d.mean(), len(runs), sum/float64(len(runs)))
 	}
 }
 

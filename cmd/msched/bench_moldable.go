@@ -18,12 +18,12 @@ import (
 // speedupHelp and speedupUsage describe --speedup, of simulate --moldable
 // and bench moldable.
 const (
-	speedupHelp = `--speedup downey gives the moldable jobs Downey's speedup curve instead
-(models.DowneyCurve): variance coefficient sigma 0.5 (downey:SIGMA sets
-another), the average parallelism chosen so that N_opt is the job's processor
-working set, as on the efficiency model; sizes N_opt/2 (rounded up) to where
-its speedup stops growing (2·N_opt − 1 at sigma 0.5, sigma·N_opt from sigma 1),
-at most the machine.`
+	speedupHelp = `--speedup downey gives the moldable jobs Downey's speedup curve rather than
+the efficiency model (models.DowneyCurve): variance coefficient sigma 0.5
+(downey:SIGMA sets another, 0 to 100), the average parallelism chosen so that
+N_opt is the job's processor working set, as on the efficiency model; sizes
+N_opt/2 (rounded up) to where its speedup stops growing (2·N_opt − 1 at sigma
+0.5, sigma·N_opt from sigma 1), at most the machine.`
 	speedupUsage = "moldable jobs' speedup curve: efficiency (SCOJO-P's), downey (sigma 0.5) or downey:SIGMA"
 )
 
@@ -46,6 +46,7 @@ N_opt, its trace run time its run time there, and it may run on N_opt/2 to
 2·N_opt. Policies are told exact run times, as in the paper; --estimate
 request tells them the trace's requested times instead, and profiler the
 historical profiler's, each scaled to a moldable job's size as its run is.
+
 `+speedupHelp+`
 
 The policies: easy on the trace as it is (fixed sizes, arrival order; the

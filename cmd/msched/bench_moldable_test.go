@@ -151,7 +151,7 @@ func TestSimulate_MoldableSpeedup(t *testing.T) {
 	}
 	for args, want := range map[string]string{
 		"--speedup downey":                "--speedup goes with --moldable",
-		"--moldable --speedup downey:-1":  "σ must be a number ≥ 0",
+		"--moldable --speedup downey:-1":  "σ must be a number from 0 to 100",
 		"--moldable --speedup amdahl":     "want efficiency, downey or downey:σ",
 		"--moldable --speedup efficiency": "",
 	} {

@@ -58,7 +58,9 @@ run time or the profiler's, asked for N_opt hosts) is scaled to each size as
 the run is. The default is request, with --moldable as without it; SCOJO-P's
 paper takes run times as known, --estimate exact.
 scojo-p and cirne-berman choose sizes; the other policies run a moldable job
-on its smallest size. ` + speedupHelp + `
+on its smallest size.
+
+` + speedupHelp + `
 
 The GA policies take their settings from the configuration, as the sched
 daemon does, so a simulation describes the configured live system: ga-xms and
