@@ -243,6 +243,23 @@ func TestScojo_HistoryRates(t *testing.T) {
 	}
 }
 
+// alternating is a history of medium jobs a and b arriving in turn, one
+// every 10 minutes, over the week before t0, updated at t0.
+func alternating(a, b arrival) *history {
+	var h history
+	start := t0.Add(-7*24*time.Hour + time.Nanosecond)
+	for k := 0; k < 7*24*6; k++ {
+		j := a
+		if k%2 == 1 {
+			j = b
+		}
+		j.at, j.class = start.Add(time.Duration(k)*10*time.Minute).UnixNano(), classMedium
+		h.add(j)
+	}
+	h.update(t0.UnixNano())
+	return &h
+}
+
 // The expected work of arrivals whose run times differ is the mean of
 // their overlaps, not the overlap of their mean: medium jobs of 1 host ×
 // 100 s and 3 hosts × 3000 s arrive in turn, one every 600 s;
@@ -251,17 +268,8 @@ func TestScojo_HistoryRates(t *testing.T) {
 // sum over each second of arrivals. The paper's means (size 2, run 2275 s
 // weighted by size) would say 14 % more at r 1.
 func TestScojo_FutureWorkIsTheMeanOverlap(t *testing.T) {
-	var h history
-	start := t0.Add(-7*24*time.Hour + time.Nanosecond)
-	for k := 0; k < 7*24*6; k++ { // every 10 minutes for a week, alternating
-		run, size := 100.0, 1.0
-		if k%2 == 1 {
-			run, size = 3000, 3
-		}
-		h.add(arrival{at: start.Add(time.Duration(k) * 10 * time.Minute).UnixNano(), class: classMedium, size: size, run: run})
-	}
+	h := alternating(arrival{size: 1, run: 100}, arrival{size: 3, run: 3000})
 	now := t0.UnixNano()
-	h.update(now)
 	T := 4000.0
 	brute := func(r float64) float64 {
 		f := models.RelativeTime(r)
@@ -291,17 +299,8 @@ func TestScojo_FutureWorkIsTheMeanOverlap(t *testing.T) {
 // would take 16 hosts and run 0.8125 × 600 s, and takes 10 for
 // RelativeTime(10/8) × 600 s.
 func TestScojo_FutureWorkCutToTheMachine(t *testing.T) {
-	var h history
-	start := t0.Add(-7*24*time.Hour + time.Nanosecond)
-	for k := 0; k < 7*24*6; k++ {
-		run, size := 300.0, 2.0
-		if k%2 == 1 {
-			run, size = 600, 8
-		}
-		h.add(arrival{at: start.Add(time.Duration(k) * 10 * time.Minute).UnixNano(), class: classMedium, size: size, run: run})
-	}
+	h := alternating(arrival{size: 2, run: 300}, arrival{size: 8, run: 600})
 	now := t0.UnixNano()
-	h.update(now)
 	T := 2000.0
 	fc := models.RelativeTime(10.0 / 8)
 	for _, r := range []float64{1, 2} {
