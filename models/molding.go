@@ -26,7 +26,7 @@ func (e Efficiency) NOpt() int { return e.opt() }
 // T(N)/E(N), that is N/S(N)² (SEEDS.md §3: SCOJO-P takes the requested
 // size as N_opt = N_PWS). Given the variance coefficient σ, the average
 // parallelism A is the one that puts the working set at N_opt (Downey's
-// curve has one minimum of N/S(N)²; A follows in closed form, see a):
+// curve has one minimum of N/S(N)²; A follows in closed form, see A):
 //
 //	σ ≥ 1:  N_PWS = A − 1 + A/σ
 //	σ ≤ 1:  N_PWS = max(A, σ·(2A−1)/(2−σ))
@@ -47,9 +47,12 @@ type DowneyCurve struct {
 // NOpt is N_opt.
 func (d DowneyCurve) NOpt() int { return max(d.Opt, 1) }
 
+// sigma is σ, at least 0.
+func (d DowneyCurve) sigma() float64 { return math.Max(d.Sigma, 0) }
+
 // A is the average parallelism that makes N_opt the working set.
 func (d DowneyCurve) A() float64 {
-	n, s := float64(d.NOpt()), math.Max(d.Sigma, 0)
+	n, s := float64(d.NOpt()), d.sigma()
 	if s >= 1 {
 		return s * (n + 1) / (s + 1)
 	}
@@ -66,7 +69,7 @@ func (d DowneyCurve) Min() int { return max((d.NOpt()+1)/2, 1) }
 // point where it does, rounded up: every size below it is slower), at most
 // the machine, at least N_opt.
 func (d DowneyCurve) Max() int {
-	a, s := d.A(), math.Max(d.Sigma, 0)
+	a, s := d.A(), d.sigma()
 	top := 2*a - 1
 	switch {
 	case s == 0: // S(n) = min(n, A)
@@ -86,7 +89,7 @@ func (d DowneyCurve) Factor(n int) float64 {
 	if n <= 0 {
 		return math.Inf(1)
 	}
-	a, s := d.A(), math.Max(d.Sigma, 0)
+	a, s := d.A(), d.sigma()
 	return DowneySpeedup(float64(d.NOpt()), a, s) / DowneySpeedup(float64(n), a, s)
 }
 
@@ -124,7 +127,7 @@ func ParseMoldCurve(s string) (MoldCurve, error) {
 		}
 		return c, nil
 	}
-	return MoldCurve{}, fmt.Errorf("models: speedup %q: want efficiency, downey or downey:σ (σ ≥ 0, default %g)", s, DefaultDowneySigma)
+	return MoldCurve{}, fmt.Errorf("models: speedup %q: want efficiency, downey or downey:σ (σ from 0 to %d, default %g)", s, MaxDowneySigma, DefaultDowneySigma)
 }
 
 // String is the form ParseMoldCurve reads.

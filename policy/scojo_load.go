@@ -75,6 +75,7 @@ type history struct {
 	// after the window changed.
 	rate [][nClasses]float64
 	dist [nClasses]runDist
+	big  []cappedJob // futureWork's scratch
 }
 
 // runDist is the window's jobs of one class, by run time, with the prefix
@@ -89,6 +90,11 @@ type runDist struct {
 }
 
 type sizeRun struct{ size, run float64 }
+
+// cappedJob is a job of the window that a size modifier makes larger than
+// the machine: it counts on the machine, for its run time there (f times
+// its run).
+type cappedJob struct{ size, run, f float64 }
 
 // build makes d from the arrivals of class c in ev: every one, as the
 // rates count every one.
@@ -108,14 +114,6 @@ func (d *runDist) build(ev []arrival, c int) {
 		d.w = append(d.w, [3]float64{last[0] + j.size, last[1] + j.size*j.run, last[2] + j.size*j.run*j.run})
 	}
 	slices.SortFunc(d.bySize, func(a, b sizeRun) int { return cmp.Compare(b.size, a.size) })
-}
-
-// mean is the class's mean size (0 for none).
-func (d *runDist) mean() float64 {
-	if len(d.runs) == 0 {
-		return 0
-	}
-	return d.w[len(d.runs)][0] / float64(len(d.runs))
 }
 
 // overlapSum is Σ size·∫₀ʸ min(run, x) dx over the class's jobs: a job
@@ -265,8 +263,6 @@ func (h *history) futureWork(now int64, T, sMod float64, mn int) float64 {
 	m := float64(mn)
 	slot := scojoSlot.Seconds()
 	total := 0.0
-	type capped struct{ size, run, f float64 }
-	var big []capped
 	for c := range nClasses {
 		d := &h.dist[c]
 		if len(d.runs) == 0 {
@@ -277,13 +273,14 @@ func (h *history) futureWork(now int64, T, sMod float64, mn int) float64 {
 		// r·size·f²·(overlap1((T−a)/f, run) − overlap1((T−b)/f, run)):
 		// summed over the class's jobs through overlapSum, less, for
 		// each job cut to the machine, the difference.
-		big = big[:0]
+		big := h.big[:0]
 		for _, j := range d.bySize {
 			if r*j.size <= m {
 				break
 			}
-			big = append(big, capped{j.size, j.run, models.RelativeTime(m / j.size)})
+			big = append(big, cappedJob{j.size, j.run, models.RelativeTime(m / j.size)})
 		}
+		h.big = big
 		w := 0.0
 		k := slotOf(now)
 		into := float64(now%int64(scojoSlot)) / 1e9
