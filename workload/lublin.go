@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/rand"
+
+	"gonum.org/v1/gonum/mathext"
 )
 
 // The lublin generator is the Lublin–Feitelson workload model ("The
@@ -96,7 +98,7 @@ func GenerateLublin(cfg LublinConfig, rng *rand.Rand) (Header, []Job, error) {
 	mean := 0.0
 	for i := lublinDayStart; i < lublinBuckets+lublinDayStart; i++ {
 		idx := (i - 1) % lublinBuckets
-		w[idx] = gammaCDF(float64(i)+0.5, lublinANum, lublinBNum) - gammaCDF(float64(i)-0.5, lublinANum, lublinBNum)
+		w[idx] = mathext.GammaIncReg(lublinANum, (float64(i)+0.5)/lublinBNum) - mathext.GammaIncReg(lublinANum, (float64(i)-0.5)/lublinBNum)
 		mean += w[idx]
 	}
 	mean /= lublinBuckets
@@ -196,51 +198,4 @@ func gammaRand(rng *rand.Rand, a float64) float64 {
 			return d * v
 		}
 	}
-}
-
-// gammaCDF is the gamma(shape a, scale b) distribution function at x: the
-// regularised lower incomplete gamma P(a, x/b), by its series below a+1
-// and its continued fraction above.
-func gammaCDF(x, a, b float64) float64 {
-	x /= b
-	if x <= 0 {
-		return 0
-	}
-	lg, _ := math.Lgamma(a)
-	pre := math.Exp(a*math.Log(x) - x - lg)
-	if x < a+1 {
-		sum, term := 1/a, 1/a
-		for n := 1; n < 1000; n++ {
-			term *= x / (a + float64(n))
-			sum += term
-			if math.Abs(term) < math.Abs(sum)*1e-15 {
-				break
-			}
-		}
-		return sum * pre
-	}
-	// Lentz's continued fraction for Q(a, x).
-	const tiny = 1e-300
-	bb := x + 1 - a
-	c, d := 1/tiny, 1/bb
-	h := d
-	for n := 1; n < 1000; n++ {
-		an := -float64(n) * (float64(n) - a)
-		bb += 2
-		d = an*d + bb
-		if math.Abs(d) < tiny {
-			d = tiny
-		}
-		c = bb + an/c
-		if math.Abs(c) < tiny {
-			c = tiny
-		}
-		d = 1 / d
-		del := d * c
-		h *= del
-		if math.Abs(del-1) < 1e-15 {
-			break
-		}
-	}
-	return 1 - pre*h
 }

@@ -7,21 +7,6 @@ import (
 	"testing"
 )
 
-// gammaCDF against closed forms: P(1, x) = 1 − e^−x, P(2, x) = 1 − (1+x)e^−x.
-func TestLublin_GammaCDF(t *testing.T) {
-	for _, c := range []struct{ x, a, b, want float64 }{
-		{1, 1, 1, 1 - math.Exp(-1)},
-		{3, 1, 2, 1 - math.Exp(-1.5)},
-		{1, 2, 1, 1 - 2/math.E},
-		{10, 2, 1, 1 - 11*math.Exp(-10)},
-		{0, 3, 1, 0},
-	} {
-		if got := gammaCDF(c.x, c.a, c.b); math.Abs(got-c.want) > 1e-12 {
-			t.Errorf("gammaCDF(%v; %v, %v) = %v, want %v", c.x, c.a, c.b, got, c.want)
-		}
-	}
-}
-
 // A draw of W1 and of W2 against what the model gives on average
 // (docs/moldable.md, from 400,000 jobs: mean size 12.1, offered loads 0.73
 // and 0.91), and the model's bounds: 128 nodes, runs up to e^12 s.
