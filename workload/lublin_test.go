@@ -69,7 +69,8 @@ func TestLublin_DrawsAreFixedBySeed(t *testing.T) {
 }
 
 // Zero fields are DefaultLublinConfig's (W1, 10,000 jobs); negative jobs
-// and non-positive alphas are refused.
+// and alphas outside (0, LublinMaxAlpha] are refused, and the largest
+// alpha allowed still generates (above it the redraws never end).
 func TestLublin_Config(t *testing.T) {
 	_, def, err := GenerateLublin(LublinConfig{}, rand.New(rand.NewSource(3)))
 	if err != nil {
@@ -79,7 +80,10 @@ func TestLublin_Config(t *testing.T) {
 	if len(def) != 10000 || !reflect.DeepEqual(def, w1) {
 		t.Errorf("defaults: %d jobs, same as W1's: %v", len(def), reflect.DeepEqual(def, w1))
 	}
-	for _, c := range []LublinConfig{{Jobs: -1}, {Alpha: -1}, {Alpha: math.NaN()}, {Alpha: math.Inf(1)}} {
+	if _, jobs, err := GenerateLublin(LublinConfig{Jobs: 1000, Alpha: LublinMaxAlpha}, rand.New(rand.NewSource(1))); err != nil || len(jobs) != 1000 {
+		t.Errorf("alpha %d: %d jobs, %v", LublinMaxAlpha, len(jobs), err)
+	}
+	for _, c := range []LublinConfig{{Jobs: -1}, {Alpha: -1}, {Alpha: math.NaN()}, {Alpha: math.Inf(1)}, {Alpha: LublinMaxAlpha + 0.5}} {
 		if _, _, err := GenerateLublin(c, rand.New(rand.NewSource(1))); err == nil {
 			t.Errorf("%+v accepted", c)
 		}

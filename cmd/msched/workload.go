@@ -177,6 +177,9 @@ func runGenerate(cmd *cobra.Command, kind string, g *generateFlags) error {
 	case "lublin":
 		c := g.lublin
 		c.Jobs = g.jobs
+		if c.Alpha == 0 { // the library's zero is its default, W1
+			return fmt.Errorf("workload generate lublin: --alpha must be above 0 (W1 is %g, W2 %g)", workload.LublinAlphaW1, workload.LublinAlphaW2)
+		}
 		h, jobs, err = workload.GenerateLublin(c, rng)
 	}
 	if err != nil {

@@ -45,4 +45,9 @@ func TestWorkload_GenerateLublin(t *testing.T) {
 	if _, err := runMsched(t, context.Background(), nil, "workload", "generate", "lublin", "--jobs", "10", "--alpha", "-1"); err == nil {
 		t.Error("--alpha -1 accepted")
 	}
+	for _, a := range []string{"0", "50"} { // 0 would quietly be W1; 50 would never end
+		if _, err := runMsched(t, context.Background(), nil, "workload", "generate", "lublin", "--jobs", "10", "--alpha", a); err == nil {
+			t.Errorf("--alpha %s accepted", a)
+		}
+	}
 }
