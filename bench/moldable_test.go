@@ -137,6 +137,8 @@ func TestMoldable_EstimateReachesTheRuns(t *testing.T) {
 				t.Errorf("%s, %s estimates: mean response %v (%s), simulated directly %v", r.Policy, est, r.MeanResponse, r.Estimate, want)
 			}
 			if est == sim.Profiler {
+				// Any kind but Profiler tells the jobs' own estimates:
+				// here none.
 				if told := direct(in, sim.Exact, r.Policy); r.MeanResponse == told {
 					t.Errorf("%s: the profiler's run is the run told nothing (%v)", r.Policy, told)
 				}

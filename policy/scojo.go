@@ -183,14 +183,12 @@ func (p *moldPolicy) forgetFixed(s *Snapshot) {
 	}
 }
 
-// The priority groups: the classes, short first; an aged medium or long
-// job joins the short jobs (the paper: "their priority is increased"; to
-// the top, where the jobs go by arrival, so that a short job never waits
-// behind every aged job, nor an aged one behind every later short one).
-const groupAged = classShort
-
 // prioritise orders m.jobs: by group (short and aged, medium, long), then
-// submission, then queue position.
+// submission, then queue position. The groups are the classes, short
+// first; an aged medium or long job joins the short jobs (the paper:
+// "their priority is increased"; to the top, where the jobs go by arrival,
+// so that a short job never waits behind every aged job, nor an aged one
+// behind every later short one).
 func (p *moldPolicy) prioritise() {
 	m := p.m
 	p.order = p.order[:0]
@@ -200,8 +198,8 @@ func (p *moldPolicy) prioritise() {
 		c := p.cv[k]
 		g := c.class
 		waited := m.nowNs - m.jobs[k].q.Submit.UnixNano()
-		if g != classShort && float64(waited) > scojoAgeFactor*float64(c.tOpt()) {
-			g = groupAged
+		if float64(waited) > scojoAgeFactor*float64(c.tOpt()) {
+			g = classShort
 		}
 		p.group[k] = g
 	}

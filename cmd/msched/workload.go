@@ -125,7 +125,7 @@ A flag that belongs to another kind is an error.`,
 	f.IntVar(&g.mc.N2, "n2", 4, "multicluster: largest component")
 	f.Float64Var(&g.mc.Utilisation, "utilisation", 0.5, "multicluster: offered utilisation")
 	f.Float64Var(&g.mc.TimeUnit, "time-unit", 3600, "multicluster: seconds per unit of mean service time")
-	f.Float64Var(&g.lublin.Alpha, "alpha", workload.LublinAlphaW1, "lublin: shape of the inter-arrival gamma (SCOJO-P's paper: W1 = 10.23, W2 = 9.83, 128 nodes)")
+	f.Float64Var(&g.lublin.Alpha, "alpha", workload.LublinAlphaW1, "lublin: shape of the inter-arrival gamma, above 0 and at most 20 (SCOJO-P's paper: W1 = 10.23, W2 = 9.83, 128 nodes)")
 	return cmd
 }
 
