@@ -330,6 +330,17 @@ func neverFits(q *QueuedJob, names []string, size []int) string {
 	return fmt.Sprintf("%s: no %d distinct clusters hold the components (clusters of %v %s)", req, len(q.Components), size, what)
 }
 
+// clusterIndex is ClusterOrder(hs) and each host's index in it, reusing
+// clusterOf.
+func clusterIndex(hs []Host, clusterOf []int) ([]string, []int) {
+	order := ClusterOrder(hs)
+	clusterOf = resize(clusterOf, len(hs))
+	for i := range hs {
+		clusterOf[i] = slices.Index(order, hs[i].Cluster)
+	}
+	return order, clusterOf
+}
+
 // launchers lists hs's launchers (Host.Via) in order of first appearance,
 // appending to vias, and sets viaOf[i] to host i's index in them.
 func launchers(hs []Host, vias []string, viaOf []int) ([]string, []int) {

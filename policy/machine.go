@@ -124,11 +124,7 @@ func (m *machine) load(ctx context.Context, s *Snapshot) {
 			m.kept = append(m.kept, h)
 			m.index[h.Name] = i
 		}
-		m.clusters = ClusterOrder(s.Hosts)
-		m.clusterOf = resize(m.clusterOf, len(s.Hosts))
-		for i := range s.Hosts {
-			m.clusterOf[i] = slices.Index(m.clusters, s.Hosts[i].Cluster)
-		}
+		m.clusters, m.clusterOf = clusterIndex(s.Hosts, m.clusterOf)
 		m.vias, m.viaOf = launchers(s.Hosts, m.vias[:0], resize(m.viaOf, len(s.Hosts)))
 		m.vsize = launcherSizes(m.viaOf, len(m.vias), m.clusterOf, len(m.clusters), nil, m.vsize)
 	}

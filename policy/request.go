@@ -2,7 +2,6 @@ package policy
 
 import (
 	"errors"
-	"slices"
 )
 
 // CanHold reports why hosts hs can never hold co-allocated job q (nil:
@@ -21,11 +20,7 @@ func CanHold(q *QueuedJob, hs []Host) error {
 	if why := malformedRequest(q); why != "" {
 		return errors.New(why)
 	}
-	order := ClusterOrder(hs)
-	clusterOf := make([]int, len(hs))
-	for i := range hs {
-		clusterOf[i] = slices.Index(order, hs[i].Cluster)
-	}
+	order, clusterOf := clusterIndex(hs, nil)
 	vias, viaOf := launchers(hs, nil, make([]int, len(hs)))
 	size := launcherSizes(viaOf, len(vias), clusterOf, len(order), allowed(hs, q), nil)
 	if why := neverFitsOneWay(q, order, vias, size); why != "" {
