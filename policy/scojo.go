@@ -276,8 +276,17 @@ func (p *moldPolicy) startOnScratch(k int) {
 // over hole, as here: when the candidates' work is small beside the hole,
 // jobs shrink (longer and narrower, more of them side by side), and when
 // it is large they grow (shorter, so that they end before the head
-// starts). With no candidate the modifier is 0: every job at its least
-// size.
+// starts).
+//
+// With no candidate the paper's modifier is 0, a size of none (its
+// pseudo-code leaves bounds out), which would put every job at its least
+// size. A job that can start beside the head then starts on hosts the head
+// does not need and runs as long as it runs, so the hole says nothing of
+// its size: it gets its own target (Fig. 1), the size it would get at the
+// head. At the least size long jobs were stretched by up to 1.625 times
+// their run at N_opt whenever nothing short was waiting (bench moldable
+// at W1, scojo-p over easy: o2k 1.023 → 0.982, SDSC 0.832 → 0.812;
+// docs/moldable.md).
 func (p *moldPolicy) backfillSizes(rest []int, shadow int64, head int) {
 	m := p.m
 	free := len(m.free)
@@ -289,14 +298,21 @@ func (p *moldPolicy) backfillSizes(rest []int, shadow int64, head int) {
 			work += float64(t) * float64(c.opt)
 		}
 	}
-	sMod := 1.0
+	sMod, own := 1.0, false
 	if hole > 0 && shadow < never {
-		sMod = work / hole
+		sMod, own = work/hole, work == 0
 	}
 	for _, k := range rest {
 		c := p.cv[k]
 		if c.rigid() {
 			p.size[k] = c.lo
+			continue
+		}
+		if own && p.lo[k] <= free {
+			size, load := p.target(k)
+			p.size[k] = size
+			p.why[k] = fmt.Sprintf("%s: backfilled beside %s, which starts in %s; no job behind it fits the hole at N_opt, so its size is its own target: predicted load %.2f over its run (ideal %.1f)",
+				p.ofRange(k, size), m.jobs[head].q.ID, approx(shadow), load, scojoIdealLoad)
 			continue
 		}
 		p.size[k] = sizeFor(c, sMod, p.lo[k])

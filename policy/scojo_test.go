@@ -524,3 +524,49 @@ func TestScojo_FlatPredictionIsNoSpeedup(t *testing.T) {
 		}
 	}
 }
+
+// Fig. 4 with no candidate: no job behind the head fits the hole at N_opt,
+// and the paper's modifier, work over hole, is 0. A job that can start
+// beside the head gets its own target (Fig. 1) instead of its least size.
+//
+// Ten hosts; R holds 6 until +200,000 s; H (rigid, 7 hosts, 1000 s) waits
+// for R's end. Four hosts are free: M (T_opt 10,000 s) is no candidate,
+// its N_opt not below the 4 free. Its target:
+//
+//	sMod 1, M on 4 for 10,000 s: (4·10000 + R 6·10000 + H 7·1000)
+//	  / (10·10000) = 1.07; modifier 0.8411, 3 hosts
+//	sMod 0.8411, M on 3 for 12,380.95 s: (3·12380.95 + 6·12380.95 + 7000)
+//	  / 123809.5 = 0.9565; next modifier 0.7914: still 3 hosts, stop.
+//
+// M starts on 3 (ending long before H starts), not on its least 2 for
+// 16,250 s.
+//
+// Twelve hosts, R holding 4 until +1000 s and H (rigid, 10 hosts, 2000 s)
+// waiting for them: L (T_opt 100,000 s) is no candidate, being longer than
+// the hole. Its target is 8 (at sMod 1, on 4: (400000 + 4·1000 + 10·2000)
+// / 1.2e6 = 0.353; on 8 for 81,250 s, 674000 / 975000 = 0.691, the closest
+// it can come), which does not fit beside H: L waits, rather than starting
+// on 2 hosts for 162,500 s.
+func TestScojo_BackfillWithoutCandidates(t *testing.T) {
+	s := Snapshot{Now: t0, Hosts: hosts(10),
+		Running: []RunningJob{running("R", 200000*time.Second, "h0", "h1", "h2", "h3", "h4", "h5")},
+		Queue:   []QueuedJob{rigidJob("H", longAgo, 7, 1000*time.Second), moldJob("M", longAgo.Add(time.Second), 10000*time.Second)}}
+	pl := newHarness(t, "scojo-p", Options{}).plan(s)
+	checkSound(t, s, pl)
+	m, ok := placed(pl.StartNow, "M")
+	if !ok || len(m.Hosts) != 3 || !near(m.Predicted, time.Duration(12380.952380952*1e9)) {
+		t.Fatalf("start %+v; want M on 3 hosts for 12,380.95 s", pl.StartNow)
+	}
+	if want := "3 of 2–8 hosts: backfilled beside H, which starts in 55.6 h; no job behind it fits the hole at N_opt, so its size is its own target: predicted load 0.96 over its run (ideal 0.9)"; m.Why != want {
+		t.Errorf("why:\n%q\nwant\n%q", m.Why, want)
+	}
+
+	s = Snapshot{Now: t0, Hosts: hosts(12),
+		Running: []RunningJob{running("R", 1000*time.Second, "h0", "h1", "h2", "h3")},
+		Queue:   []QueuedJob{rigidJob("H", longAgo, 10, 2000*time.Second), moldJob("L", longAgo.Add(time.Second), 100000*time.Second)}}
+	pl = newHarness(t, "scojo-p", Options{}).plan(s)
+	checkSound(t, s, pl)
+	if len(pl.StartNow) != 0 {
+		t.Fatalf("start %+v; want L to wait for its target of 8 hosts", pl.StartNow)
+	}
+}
