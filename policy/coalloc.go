@@ -274,16 +274,7 @@ func malformedRequest(q *QueuedJob) string {
 // hosts that q may use number size[c] (in ClusterOrder, named names), even
 // with every host free; "" when it can be.
 func neverFits(q *QueuedJob, names []string, size []int) string {
-	var tbuf [16]int
-	to := tbuf[:0]
-	for range q.Components {
-		to = append(to, 0)
-	}
-	comps := q.Components
-	if q.Request == workload.Total {
-		comps = []int{RequestSize(q)}
-	}
-	if AssignClusters(q.Request, comps, size, FirstFit, to) {
+	if fitsEver(q, size) {
 		return ""
 	}
 	all, largest := 0, 0
@@ -371,6 +362,21 @@ func launcherSizes(viaOf []int, nvia int, clusterOf []int, ncl int, allow ga.Bit
 	return buf
 }
 
+// fitsEver reports whether q's request can be placed on clusters whose
+// hosts that q may use number size[c], with every host free.
+func fitsEver(q *QueuedJob, size []int) bool {
+	var tbuf [16]int
+	to := tbuf[:0]
+	for range q.Components {
+		to = append(to, 0)
+	}
+	comps := q.Components
+	if q.Request == workload.Total {
+		comps = []int{RequestSize(q)}
+	}
+	return AssignClusters(q.Request, comps, size, FirstFit, to)
+}
+
 // neverFitsOneWay is neverFits for clusters reached in several ways
 // (Host.Via, named vias): a job runs through one launcher, so q can be
 // placed only if the clusters of one of them can hold it. size[v][c] counts
@@ -380,11 +386,13 @@ func neverFitsOneWay(q *QueuedJob, names, vias []string, size [][]int) string {
 	if len(size) == 1 {
 		return neverFits(q, names, size[0])
 	}
-	all := make([]int, len(names))
 	for _, sz := range size {
-		if neverFits(q, names, sz) == "" {
+		if fitsEver(q, sz) {
 			return ""
 		}
+	}
+	all := make([]int, len(names))
+	for _, sz := range size {
 		for c, n := range sz {
 			all[c] += n
 		}
