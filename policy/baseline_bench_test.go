@@ -57,3 +57,34 @@ func BenchmarkConservativePlan(b *testing.B) { benchPlan(b, "conservative", 128,
 func BenchmarkFCFSFillPlan(b *testing.B)     { benchPlan(b, "fcfs-fill", 128, 100, 200) }
 func BenchmarkFPFSPlan(b *testing.B)         { benchPlan(b, "fpfs", 128, 100, 200) }
 func BenchmarkLWFPlan(b *testing.B)          { benchPlan(b, "lwf", 128, 100, 200) }
+
+// scojo-p with a long queue behind a head that waits and no job fitting
+// the hole (adaptive backfilling sizes jobs by their own targets, at most
+// scojoMaxOwnTargets of them): 128 hosts, half held for a day, a rigid
+// head of 100, then q long moldable jobs of 2..8 hosts.
+func benchScojoLongQueue(b *testing.B, q int) {
+	s := Snapshot{Now: t0, Hosts: hosts(128)}
+	var held []string
+	for i := range 64 {
+		held = append(held, s.Hosts[i].Name)
+	}
+	s.Running = []RunningJob{running("R", 24*time.Hour, held...)}
+	s.Queue = append(s.Queue, rigidJob("H", longAgo, 100, time.Hour))
+	for i := range q {
+		s.Queue = append(s.Queue, moldJob(fmt.Sprintf("M%d", i), longAgo.Add(time.Duration(i+1)*time.Second), 48*time.Hour))
+	}
+	p, err := New("scojo-p", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := p.Plan(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkScojoPPlanQueue500(b *testing.B)  { benchScojoLongQueue(b, 500) }
+func BenchmarkScojoPPlanQueue5000(b *testing.B) { benchScojoLongQueue(b, 5000) }

@@ -246,6 +246,7 @@ func (p *moldPolicy) sizeAtStart() {
 		}
 		p.fixed[j.q.ID] = size
 		p.why[k] = p.waitWhy(k, size, at, target, load, alt, altResp)
+		p.lo[k] = size // its least size from now on: backfillSizes's loads count it so
 		break
 	}
 	if h >= len(p.order) {
@@ -286,7 +287,9 @@ func (p *moldPolicy) startOnScratch(k int) {
 // head. At the least size long jobs were stretched by up to 1.625 times
 // their run at N_opt whenever nothing short was waiting (bench moldable
 // at W1, scojo-p over easy: o2k 1.023 → 0.982, SDSC 0.832 → 0.812;
-// docs/moldable.md).
+// docs/moldable.md). A target costs a few load computations over the whole
+// queue, so only the first scojoMaxOwnTargets such jobs in priority order
+// get one; the rest get their least size.
 func (p *moldPolicy) backfillSizes(rest []int, shadow int64, head int) {
 	m := p.m
 	free := len(m.free)
@@ -294,13 +297,16 @@ func (p *moldPolicy) backfillSizes(rest []int, shadow int64, head int) {
 	work := 0.0
 	for _, k := range rest {
 		c := p.cv[k]
-		if t := c.tOpt(); c.opt < free && t < shadow {
+		if t := c.tOpt(); c.opt < m.freeFor(&m.jobs[k]) && t < shadow {
 			work += float64(t) * float64(c.opt)
 		}
 	}
-	sMod, own := 1.0, false
+	sMod, own := 1.0, 0
 	if hole > 0 && shadow < never {
-		sMod, own = work/hole, work == 0
+		sMod = work / hole
+		if work == 0 {
+			own = scojoMaxOwnTargets
+		}
 	}
 	for _, k := range rest {
 		c := p.cv[k]
@@ -308,7 +314,8 @@ func (p *moldPolicy) backfillSizes(rest []int, shadow int64, head int) {
 			p.size[k] = c.lo
 			continue
 		}
-		if own && p.lo[k] <= free {
+		if own > 0 && p.lo[k] <= m.freeFor(&m.jobs[k]) {
+			own--
 			size, load := p.target(k)
 			p.size[k] = size
 			p.why[k] = fmt.Sprintf("%s: backfilled beside %s, which starts in %s; no job behind it fits the hole at N_opt, so its size is its own target: predicted load %.2f over its run (ideal %.1f)",

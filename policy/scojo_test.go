@@ -564,9 +564,55 @@ func TestScojo_BackfillWithoutCandidates(t *testing.T) {
 	s = Snapshot{Now: t0, Hosts: hosts(12),
 		Running: []RunningJob{running("R", 1000*time.Second, "h0", "h1", "h2", "h3")},
 		Queue:   []QueuedJob{rigidJob("H", longAgo, 10, 2000*time.Second), moldJob("L", longAgo.Add(time.Second), 100000*time.Second)}}
-	pl = newHarness(t, "scojo-p", Options{}).plan(s)
+	h := newHarness(t, "scojo-p", Options{})
+	pl = h.plan(s)
 	checkSound(t, s, pl)
 	if len(pl.StartNow) != 0 {
 		t.Fatalf("start %+v; want L to wait for its target of 8 hosts", pl.StartNow)
+	}
+	if n := sizedAs(h, "L"); n != 8 {
+		t.Errorf("L sized %d, want its target 8", n)
+	}
+}
+
+// sizedAs is the size the last plan of h's scojo-p gave job id.
+func sizedAs(h *harness, id string) int {
+	p := h.p.(*moldPolicy)
+	for k := range p.m.jobs {
+		if p.m.jobs[k].q.ID == id {
+			return p.size[k]
+		}
+	}
+	return -1
+}
+
+// Only the first scojoMaxOwnTargets jobs behind the head get their own
+// target; the rest their least size. The setting of the first case above,
+// with more jobs like M behind H: the load of so many waiting jobs makes
+// every target the least size, 2, so the reasons tell them apart.
+func TestScojo_OwnTargetsBounded(t *testing.T) {
+	s := Snapshot{Now: t0, Hosts: hosts(10),
+		Running: []RunningJob{running("R", 200000*time.Second, "h0", "h1", "h2", "h3", "h4", "h5")},
+		Queue:   []QueuedJob{rigidJob("H", longAgo, 7, 1000*time.Second)}}
+	for i := range scojoMaxOwnTargets + 5 {
+		s.Queue = append(s.Queue, moldJob(fmt.Sprintf("M%d", i), longAgo.Add(time.Duration(i+1)*time.Second), 10000*time.Second))
+	}
+	h := newHarness(t, "scojo-p", Options{})
+	h.plan(s)
+	p := h.p.(*moldPolicy)
+	own, least := 0, 0
+	for k := range p.m.jobs {
+		switch why := p.why[k]; {
+		case strings.Contains(why, "its own target"):
+			own++
+		case strings.Contains(why, "N_opt × 0.00"):
+			least++
+			if p.size[k] != 2 {
+				t.Errorf("%s sized %d, want its least 2", p.m.jobs[k].q.ID, p.size[k])
+			}
+		}
+	}
+	if own != scojoMaxOwnTargets || least != 5 {
+		t.Errorf("%d jobs got their own target and %d their least size; want %d and 5", own, least, scojoMaxOwnTargets)
 	}
 }
