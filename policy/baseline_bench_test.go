@@ -35,8 +35,10 @@ func benchSnapshot(m, r, q int) Snapshot {
 	return s
 }
 
-func benchPlan(b *testing.B, name string, m, r, q int) {
-	s := benchSnapshot(m, r, q)
+func benchPlan(b *testing.B, name string, m, r, q int) { benchPlanOn(b, name, benchSnapshot(m, r, q)) }
+
+// benchPlanOn times policy name's Plan on s.
+func benchPlanOn(b *testing.B, name string, s Snapshot) {
 	p, err := New(name, Options{})
 	if err != nil {
 		b.Fatal(err)
@@ -73,17 +75,7 @@ func benchScojoLongQueue(b *testing.B, q int) {
 	for i := range q {
 		s.Queue = append(s.Queue, moldJob(fmt.Sprintf("M%d", i), longAgo.Add(time.Duration(i+1)*time.Second), 48*time.Hour))
 	}
-	p, err := New("scojo-p", Options{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	ctx := context.Background()
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := p.Plan(ctx, s); err != nil {
-			b.Fatal(err)
-		}
-	}
+	benchPlanOn(b, "scojo-p", s)
 }
 
 func BenchmarkScojoPPlanQueue500(b *testing.B)  { benchScojoLongQueue(b, 500) }
