@@ -38,9 +38,9 @@ const (
 	// a long queue would make a call quadratic in it (5,000 waiting jobs,
 	// BenchmarkScojoPPlanQueue5000: 353 ms a call without the bound, 12 ms
 	// with it, 3 ms giving every job its least size). Like Slurm's
-	// bf_max_job_test, the jobs a
-	// backfill pass tests each cycle, the bound is on the jobs first in
-	// priority order, which backfilling reaches first.
+	// bf_max_job_test (the jobs its backfill pass tests each cycle), it
+	// bounds the jobs first in priority order, which backfilling reaches
+	// first.
 	scojoMaxOwnTargets = 100
 )
 

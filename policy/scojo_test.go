@@ -598,17 +598,23 @@ func TestScojo_OwnTargetsBounded(t *testing.T) {
 		s.Queue = append(s.Queue, moldJob(fmt.Sprintf("M%d", i), longAgo.Add(time.Duration(i+1)*time.Second), 10000*time.Second))
 	}
 	h := newHarness(t, "scojo-p", Options{})
-	h.plan(s)
+	checkSound(t, s, h.plan(s))
 	p := h.p.(*moldPolicy)
 	own, least := 0, 0
 	for k := range p.m.jobs {
+		id := p.m.jobs[k].q.ID
+		var i int
+		fmt.Sscanf(id, "M%d", &i)
 		switch why := p.why[k]; {
 		case strings.Contains(why, "its own target"):
 			own++
+			if i >= scojoMaxOwnTargets {
+				t.Errorf("%s, behind the first %d, got its own target", id, scojoMaxOwnTargets)
+			}
 		case strings.Contains(why, "N_opt × 0.00"):
 			least++
-			if p.size[k] != 2 {
-				t.Errorf("%s sized %d, want its least 2", p.m.jobs[k].q.ID, p.size[k])
+			if p.size[k] != 2 || i < scojoMaxOwnTargets {
+				t.Errorf("%s sized %d by the hole's modifier; want only jobs behind the first %d, at their least 2", id, p.size[k], scojoMaxOwnTargets)
 			}
 		}
 	}
