@@ -56,6 +56,8 @@ type moldPolicy struct {
 	easy *easyPolicy // EASY over the sized queue, on a machine of its own
 	cs   curves      // run times by host count, by job ID
 	hist history     // SCOJO-P's arrival history
+	ends overstate   // SCOJO-P's record of ended runs against their estimates
+	over float64     // this call's ends.ratio(): scales the load's estimated times
 	// fixed, by job ID: under scojo-p the least size a job waiting for more
 	// hosts is guaranteed (Fig. 3: "memorized and guaranteed as the job's
 	// later minimum size"); under cirne-berman the size chosen at
@@ -114,8 +116,11 @@ func (p *moldPolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
 			p.hist.add(arrival{at: j.q.Submit.UnixNano(), class: c.class, size: float64(c.opt), run: float64(c.tOpt()) / 1e9})
 		}
 	}
+	p.over = 1
 	if p.mode == sizeAtStart {
 		p.hist.update(m.nowNs)
+		p.ends.observe(&s)
+		p.over = p.ends.ratio()
 	}
 	p.forgetFixed(&s)
 	for k := range m.jobs {
@@ -318,8 +323,8 @@ func (p *moldPolicy) backfillSizes(rest []int, shadow int64, head int) {
 			own--
 			size, load := p.target(k)
 			p.size[k] = size
-			p.why[k] = fmt.Sprintf("%s: backfilled beside %s, which starts in %s; no job behind it fits the hole at N_opt, so its size is its own target: predicted load %.2f over its run (ideal %.1f)",
-				p.ofRange(k, size), m.jobs[head].q.ID, approx(shadow), load, scojoIdealLoad)
+			p.why[k] = fmt.Sprintf("%s: backfilled beside %s, which starts in %s; no job behind it fits the hole at N_opt, so its size is its own target: predicted load %.2f over its run (%s)",
+				p.ofRange(k, size), m.jobs[head].q.ID, approx(shadow), load, p.loadBasis())
 			continue
 		}
 		p.size[k] = sizeFor(c, sMod, p.lo[k])
@@ -338,7 +343,7 @@ func (p *moldPolicy) ofRange(k, n int) string {
 }
 
 func (p *moldPolicy) startWhy(k, size, target int, load float64, alt int, altResp int64) string {
-	s := fmt.Sprintf("%s: predicted load %.2f over its run at %d hosts (ideal %.1f)", p.ofRange(k, size), load, target, scojoIdealLoad)
+	s := fmt.Sprintf("%s: predicted load %.2f over its run at %d hosts (%s)", p.ofRange(k, size), load, target, p.loadBasis())
 	if size == target || alt == 0 {
 		return s
 	}
@@ -347,13 +352,23 @@ func (p *moldPolicy) startWhy(k, size, target int, load float64, alt int, altRes
 }
 
 func (p *moldPolicy) waitWhy(k, size int, at int64, target int, load float64, alt int, altResp int64) string {
-	s := fmt.Sprintf("waits %s for %s: predicted load %.2f over its run at %d hosts (ideal %.1f)",
-		approx(at), p.ofRange(k, size), load, target, scojoIdealLoad)
+	s := fmt.Sprintf("waits %s for %s: predicted load %.2f over its run at %d hosts (%s)",
+		approx(at), p.ofRange(k, size), load, target, p.loadBasis())
 	if alt == 0 {
 		return fmt.Sprintf("%s; fewer hosts than its least size (%d) are free now", s, p.lo[k])
 	}
 	d := altResp - sat(at, p.cv[k].at(size))
 	return fmt.Sprintf("%s; it ends %s sooner than starting now on %d", s, approx(d), alt)
+}
+
+// loadBasis is what a predicted load is measured against, and, when run
+// times were scaled, by how much (scojo_overstate.go).
+func (p *moldPolicy) loadBasis() string {
+	s := fmt.Sprintf("ideal %.1f", scojoIdealLoad)
+	if math.Abs(p.over-1) >= 0.005 {
+		s += fmt.Sprintf("; run times taken as %.2f of their estimates, as the jobs ended in the last week ran", p.over)
+	}
+	return s
 }
 
 // approx writes a duration to two significant figures in s, min or h.

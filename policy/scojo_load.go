@@ -248,7 +248,8 @@ func exposure(from, to int64) []float64 {
 // class's arrivals at its rate in each half hour, each working min(run,
 // T − t) if it arrives t from now, in expectation over the class's recent
 // jobs (runDist), every size times sMod (kept within the efficiency
-// model's ½..2) and every run time scaled to match (models.RelativeTime).
+// model's ½..2) and every run time scaled to match (models.RelativeTime),
+// and times over (the runs' actual over their estimated time).
 //
 // The paper's Fig. 1 adds, for every half hour the job's run spans, that
 // slot's expected arrivals, each working min(runtime, T) as if it arrived
@@ -258,7 +259,7 @@ func exposure(from, to int64) []float64 {
 // overlapped work the text describes: "only the overlapped runtime is
 // considered"). A job that the modifier would make larger than the
 // machine of mn hosts counts on mn, for its run time there.
-func (h *history) futureWork(now int64, T, sMod float64, mn int) float64 {
+func (h *history) futureWork(now int64, T, sMod, over float64, mn int) float64 {
 	if T <= 0 || h.rate == nil {
 		return 0
 	}
@@ -269,7 +270,7 @@ func (h *history) futureWork(now int64, T, sMod float64, mn int) float64 {
 		h.dirty = false
 	}
 	r := math.Min(math.Max(sMod, 0.5), 2)
-	f := models.RelativeTime(r)
+	f := models.RelativeTime(r) * over
 	m := float64(mn)
 	slot := scojoSlot.Seconds()
 	total := 0.0
@@ -288,7 +289,7 @@ func (h *history) futureWork(now int64, T, sMod float64, mn int) float64 {
 			if r*j.size <= m {
 				break
 			}
-			big = append(big, cappedJob{j.size, j.run, models.RelativeTime(m / j.size)})
+			big = append(big, cappedJob{j.size, j.run, models.RelativeTime(m/j.size) * over})
 		}
 		h.big = big
 		w := 0.0
@@ -326,11 +327,23 @@ func sizeFor(c *curve, sMod float64, lo int) int {
 // sMod: the work of k, of the running jobs (their hosts until their
 // predicted ends), of the waiting jobs and of the expected arrivals, each
 // within the next T seconds, over the machine's capacity in that time.
+//
+// Every estimated time in it (T, the running jobs' remaining times, the
+// waiting jobs' and the arrivals' run times) is taken times p.over, the
+// actual over the estimated work of the jobs that ended lately
+// (scojo_overstate.go); a host held outside msched until a known time is
+// not an estimate.
 func (p *moldPolicy) load(k, size int, T, sMod float64) float64 {
 	m := p.m
+	f := p.over
+	T *= f
 	work := T * float64(size)
 	for _, r := range m.releases() {
-		work += float64(r.n()) * math.Min(float64(r.at)/1e9, T)
+		at := float64(r.at) / 1e9
+		if !r.held {
+			at *= f
+		}
+		work += float64(r.n()) * math.Min(at, T)
 	}
 	for i := range m.jobs {
 		if i == k || p.started[i] {
@@ -338,9 +351,9 @@ func (p *moldPolicy) load(k, size int, T, sMod float64) float64 {
 		}
 		c := p.cv[i]
 		n := sizeFor(c, sMod, p.lo[i])
-		work += float64(n) * math.Min(float64(c.at(n))/1e9, T)
+		work += float64(n) * math.Min(f*float64(c.at(n))/1e9, T)
 	}
-	work += p.hist.futureWork(m.nowNs, T, sMod, len(m.hosts))
+	work += p.hist.futureWork(m.nowNs, T, sMod, f, len(m.hosts))
 	return work / (float64(len(m.hosts)) * T)
 }
 

@@ -183,6 +183,92 @@ func TestScojo_ExpectedArrivals(t *testing.T) {
 	}
 }
 
+// What ended jobs ran against their estimates, by hand. Each job's run is
+// taken as its estimate when the calls allow it (seen running at its last
+// call, gone by this one), else the nearest bound.
+//
+//	A: 2 hosts, estimate 1000 s; seen at +0 and +50 s, gone at +400 s: its
+//	  estimated end is after +400, so it ran 400 s; 2·400 against 2·1000
+//	B: 1 host, estimate 100 s, started at +0; gone at +400 s: ended within
+//	  [+50, +400), as estimated; 100 against 100
+//	C: 1 host, estimate 100 s, started at +0; still seen at +400 s, gone
+//	  at +500 s: it overran to at least +400; 400 against 100
+//	D: seen once without an estimate (no end): not counted
+//
+// 1,300 of work done against 2,200 estimated; 17 more ended jobs of 1
+// host, 100 s estimated, 50 s run, bring the count to scojoMinEnded: 2,150
+// against 3,900. A week after the last, none is left, and the ratio is 1 again.
+func TestScojo_OverstatedEstimatesLearnt(t *testing.T) {
+	var o overstate
+	at := func(sec int, rs ...RunningJob) {
+		o.observe(&Snapshot{Now: t0.Add(time.Duration(sec) * time.Second), Running: rs})
+	}
+	run := func(id string, start, est int, hs ...string) RunningJob {
+		r := RunningJob{ID: id, Hosts: hs, Start: t0.Add(time.Duration(start) * time.Second)}
+		if est > 0 {
+			r.End = r.Start.Add(time.Duration(est) * time.Second)
+		}
+		return r
+	}
+	a, b, c, d := run("A", 0, 1000, "h0", "h1"), run("B", 0, 100, "h2"), run("C", 0, 100, "h3"), run("D", 0, 0, "h4")
+	at(0, a, b, c, d)
+	at(50, a, b, c, d)
+	at(400, c)
+	at(500)
+	if n := len(o.ended) - o.head; n != 3 || o.done != 1300 || o.est != 2200 || o.ratio() != 1 {
+		t.Fatalf("%d ended, %g done against %g estimated, ratio %g; want 3, 1300, 2200, 1 (too few)", n, o.done, o.est, o.ratio())
+	}
+	for k := range scojoMinEnded - 3 {
+		from := 1000 + 200*k
+		at(from, run(fmt.Sprint("E", k), from, 100, "h5"))
+		at(from + 50)
+	}
+	if got, want := o.ratio(), 2150.0/3900; math.Abs(got-want) > 1e-12 {
+		t.Errorf("ratio %g, want %g", got, want)
+	}
+	if len(o.running) != 0 {
+		t.Errorf("running kept: %v", o.running)
+	}
+	at(1000 + 200*scojoMinEnded + int(scojoWindow/time.Second))
+	if o.ratio() != 1 || o.done != 0 || o.est != 0 {
+		t.Errorf("after a week: ratio %g, %g against %g; want 1, 0, 0", o.ratio(), o.done, o.est)
+	}
+}
+
+// The ratio scales the load's estimated times. As TestScojo_ExpectedArrivals
+// with N = 42 (rate 1/300 s), after scojoMinEnded jobs ran half their
+// estimates (ratio 0.5): M's runs and the arrivals' are taken as half as
+// long, and fewer arrivals fall within M's run.
+//
+//	r 1, M on 4, T 500: (4·500 + 2·(300·200 + 300²/2)/300)/5000 = 0.54;
+//	  modifier 1.6667, 7 hosts
+//	r 1.6667, 7, T 426.23 (arrivals 3.333 hosts, 300·0.65/0.75 s):
+//	  (2983.6 + 3.333·(260·166.23 + 260²/2)/300)/4262.3 = 0.9008: target 7
+//
+// Without the ratio M got 5 hosts, at a load of 0.85.
+func TestScojo_OverstatedEstimatesScaleTheLoad(t *testing.T) {
+	h := newHarness(t, "scojo-p", Options{})
+	p := h.p.(*moldPolicy)
+	for k := range 42 {
+		at := t0.Add(-time.Duration(1+k%7)*24*time.Hour + time.Duration(k/7)*time.Second)
+		p.hist.add(arrival{at: at.UnixNano(), class: classMedium, size: 2, run: 600})
+	}
+	for k := range scojoMinEnded {
+		from := t0.Add(-2*time.Hour + time.Duration(k)*200*time.Second)
+		h.plan(Snapshot{Now: from, Hosts: hosts(10), Running: []RunningJob{
+			{ID: fmt.Sprint("E", k), Hosts: []string{"h9"}, Start: from, End: from.Add(100 * time.Second)}}})
+		h.plan(Snapshot{Now: from.Add(50 * time.Second), Hosts: hosts(10)})
+	}
+	s := Snapshot{Now: t0, Hosts: hosts(10), Queue: []QueuedJob{moldJob("M", longAgo, 1000*time.Second)}}
+	pl := h.plan(s)
+	checkSound(t, s, pl)
+	m, ok := placed(pl.StartNow, "M")
+	want := "7 of 2–8 hosts: predicted load 0.90 over its run at 7 hosts (ideal 0.9; run times taken as 0.50 of their estimates, as the jobs ended in the last week ran)"
+	if !ok || len(m.Hosts) != 7 || m.Why != want {
+		t.Fatalf("M: %+v; want a start on 7 hosts, why\n%q", pl.StartNow, want)
+	}
+}
+
 // A fresh scheduler (the history is in memory: also one just restarted)
 // with one 10-h job on an idle machine does not shrink it: the one arrival
 // it has seen counts as a day's, where taking it over the minute it has
@@ -227,7 +313,7 @@ func TestScojo_HistoryRates(t *testing.T) {
 	if got := h.rate[slotOf(now)+1][classMedium]; got != 0 {
 		t.Fatalf("rate in the next half hour %v, want 0", got)
 	}
-	if got, w := h.futureWork(now, 2700, 1, 100), 2*want*600*900; math.Abs(got-w) > 1e-9 {
+	if got, w := h.futureWork(now, 2700, 1, 1, 100), 2*want*600*900; math.Abs(got-w) > 1e-9 {
 		t.Fatalf("future work %v, want %v", got, w)
 	}
 	if d := h.dist[classMedium]; meanSize(d) != 2 || len(d.runs) != 36 || d.runs[0] != 600 || d.runs[35] != 600 {
@@ -238,7 +324,7 @@ func TestScojo_HistoryRates(t *testing.T) {
 	if h.n != [nClasses]float64{} || h.rate[slotOf(now)][classMedium] != 0 {
 		t.Fatalf("after a week: n %v", h.n)
 	}
-	if w := h.futureWork(now+int64(8*24*time.Hour), 2700, 1, 100); w != 0 || len(h.dist[classMedium].runs) != 0 {
+	if w := h.futureWork(now+int64(8*24*time.Hour), 2700, 1, 1, 100); w != 0 || len(h.dist[classMedium].runs) != 0 {
 		t.Fatalf("after a week: future work %v from %d medium jobs", w, len(h.dist[classMedium].runs))
 	}
 }
@@ -288,7 +374,7 @@ func TestScojo_FutureWorkIsTheMeanOverlap(t *testing.T) {
 		return w
 	}
 	for _, r := range []float64{1, 1.5} {
-		if got, want := h.futureWork(now, T, r, 100), brute(r); math.Abs(got/want-1) > 1e-3 {
+		if got, want := h.futureWork(now, T, r, 1, 100), brute(r); math.Abs(got/want-1) > 1e-3 {
 			t.Errorf("r %g: future work %.0f, want %.0f", r, got, want)
 		}
 	}
@@ -296,7 +382,7 @@ func TestScojo_FutureWorkIsTheMeanOverlap(t *testing.T) {
 	for t := 0.5; t < T; t++ {
 		mean += 2 * math.Min(2275, T-t) / 600
 	}
-	if got := h.futureWork(now, T, 1, 100); mean/got < 1.13 {
+	if got := h.futureWork(now, T, 1, 1, 100); mean/got < 1.13 {
 		t.Errorf("the means' overlap %.0f is not above the mean overlap %.0f", mean, got)
 	}
 }
@@ -321,7 +407,7 @@ func TestScojo_FutureWorkCutToTheMachine(t *testing.T) {
 			}
 			want += (r*2*math.Min(300*f, T-t) + big) / 1200
 		}
-		if got := h.futureWork(now, T, r, 10); math.Abs(got/want-1) > 1e-3 {
+		if got := h.futureWork(now, T, r, 1, 10); math.Abs(got/want-1) > 1e-3 {
 			t.Errorf("r %g on 10 hosts: future work %.0f, want %.0f", r, got, want)
 		}
 	}
@@ -339,7 +425,7 @@ func TestScojo_HistoryDistributionFollowsTheWindow(t *testing.T) {
 	}
 	now := t0.Add(15 * 24 * time.Hour)
 	h.update(now.UnixNano())
-	h.futureWork(now.UnixNano(), 3600, 1, 100)
+	h.futureWork(now.UnixNano(), 3600, 1, 1, 100)
 	d := h.dist[classLong]
 	var runs []float64
 	sum := 0.0
