@@ -38,9 +38,6 @@ type release struct {
 	// The hosts released are machine.relBuf[lo:hi] (indexes into
 	// machine.hosts); offsets keep the element small to sort.
 	lo, hi int32
-	// held: a host held outside msched until at (Host.FreeAt), not a job's
-	// predicted end.
-	held bool
 }
 
 // qjob is a queued job as the baseline policies see it.
@@ -260,7 +257,7 @@ func (m *machine) releases() []release {
 	for i, t := range m.freeAt {
 		if t > 0 && !m.claim[i] {
 			m.relBuf = append(m.relBuf, i)
-			m.rel = append(m.rel, release{at: t, lo: int32(len(m.relBuf) - 1), hi: int32(len(m.relBuf)), held: true})
+			m.rel = append(m.rel, release{at: t, lo: int32(len(m.relBuf) - 1), hi: int32(len(m.relBuf))})
 		}
 	}
 	// Ties by first host: deterministic whatever the running jobs' order.

@@ -366,7 +366,7 @@ func (p *moldPolicy) waitWhy(k, size int, at int64, target int, load float64, al
 func (p *moldPolicy) loadBasis() string {
 	s := fmt.Sprintf("ideal %.1f", scojoIdealLoad)
 	if math.Abs(p.over-1) >= 0.005 {
-		s += fmt.Sprintf("; run times taken as %.2f of their estimates, as the jobs ended in the last week ran", p.over)
+		s += fmt.Sprintf("; the load takes run times as %.2f of their estimates, as the jobs ended in the last %d days ran", p.over, scojoWindow/(24*time.Hour))
 	}
 	return s
 }

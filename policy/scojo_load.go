@@ -28,9 +28,9 @@ const (
 	scojoAgeFactor   = 5 // aged after waiting 5 × its run time at N_opt (§5.2)
 	scojoSlot        = 30 * time.Minute
 	scojoSlotsPerDay = int(24 * time.Hour / scojoSlot)
-	// scojoWindow is how far back the arrival history reaches: a week, so
-	// that each half hour of the day is seen several times and the
-	// estimate follows a workload that changes.
+	// scojoWindow is how far back the arrival history and the record of
+	// ended runs reach: a week, so that each half hour of the day is seen
+	// several times and the estimates follow a workload that changes.
 	scojoWindow = 7 * 24 * time.Hour
 	// scojoMaxOwnTargets bounds the jobs behind the head that adaptive
 	// backfilling without candidates sizes by their own target, per call
@@ -193,17 +193,11 @@ func (h *history) update(now int64) {
 		h.start = now
 	}
 	from := max(h.start, now-int64(scojoWindow))
-	for h.head < len(h.ev) && h.ev[h.head].at < from {
-		a := h.ev[h.head]
+	h.ev, h.head = dropBefore(h.ev, h.head, func(a *arrival) bool { return a.at < from }, func(a *arrival) {
 		h.count[slotOf(a.at)][a.class]--
 		h.n[a.class]--
-		h.head++
 		h.dirty = true
-	}
-	if h.head > 1024 && h.head > len(h.ev)/2 {
-		h.ev = append(h.ev[:0], h.ev[h.head:]...)
-		h.head = 0
-	}
+	})
 	span := float64(now-from) / 1e9
 	day := float64(24 * time.Hour / time.Second)
 	if span < day {
@@ -223,6 +217,22 @@ func (h *history) update(now int64) {
 			}
 		}
 	}
+}
+
+// dropBefore drops the events at the front of ev[head:] that old says have
+// left a window, handing each to gone, and returns ev and the new head:
+// the window is ev[head:], in time order, and ev is compacted when most of
+// it has left.
+func dropBefore[E any](ev []E, head int, old func(*E) bool, gone func(*E)) ([]E, int) {
+	for head < len(ev) && old(&ev[head]) {
+		gone(&ev[head])
+		head++
+	}
+	if head > 1024 && head > len(ev)/2 {
+		ev = append(ev[:0], ev[head:]...)
+		head = 0
+	}
+	return ev, head
 }
 
 // exposure is the time, in seconds, that [from, to) spends in each slot of
@@ -329,21 +339,17 @@ func sizeFor(c *curve, sMod float64, lo int) int {
 // within the next T seconds, over the machine's capacity in that time.
 //
 // Every estimated time in it (T, the running jobs' remaining times, the
-// waiting jobs' and the arrivals' run times) is taken times p.over, the
-// actual over the estimated work of the jobs that ended lately
-// (scojo_overstate.go); a host held outside msched until a known time is
-// not an estimate.
+// waiting jobs' and the arrivals' run times) is to be taken times p.over,
+// the actual over the estimated work of the jobs that ended lately
+// (scojo_overstate.go). The running and waiting jobs' work within the run
+// and the job's own are then times p.over, as is the capacity in that time:
+// their share does not change. The arrivals' does: they are expected over a
+// run p.over times as long, each working p.over times as long.
 func (p *moldPolicy) load(k, size int, T, sMod float64) float64 {
 	m := p.m
-	f := p.over
-	T *= f
 	work := T * float64(size)
 	for _, r := range m.releases() {
-		at := float64(r.at) / 1e9
-		if !r.held {
-			at *= f
-		}
-		work += float64(r.n()) * math.Min(at, T)
+		work += float64(r.n()) * math.Min(float64(r.at)/1e9, T)
 	}
 	for i := range m.jobs {
 		if i == k || p.started[i] {
@@ -351,9 +357,10 @@ func (p *moldPolicy) load(k, size int, T, sMod float64) float64 {
 		}
 		c := p.cv[i]
 		n := sizeFor(c, sMod, p.lo[i])
-		work += float64(n) * math.Min(f*float64(c.at(n))/1e9, T)
+		work += float64(n) * math.Min(float64(c.at(n))/1e9, T)
 	}
-	work += p.hist.futureWork(m.nowNs, T, sMod, f, len(m.hosts))
+	f := p.over
+	work += p.hist.futureWork(m.nowNs, f*T, sMod, f, len(m.hosts)) / f
 	return work / (float64(len(m.hosts)) * T)
 }
 

@@ -1,6 +1,9 @@
 package policy
 
-import "math"
+import (
+	"math"
+	"slices"
+)
 
 // This file is how much SCOJO-P's run-time estimates overstate the runs.
 //
@@ -58,7 +61,10 @@ type endedRun struct {
 }
 
 // observe takes the running jobs of s: the ones gone since the last call
-// ended now.
+// ended now. A job first seen past its estimate (shown ending
+// OverrunMargin after now) has no estimate left to compare and is not
+// taken; one seen with another start than before (started again, or not
+// yet started when first seen) is taken from its new start.
 func (o *overstate) observe(s *Snapshot) {
 	now := s.Now.UnixNano()
 	if o.running == nil {
@@ -66,44 +72,43 @@ func (o *overstate) observe(s *Snapshot) {
 	}
 	for i := range s.Running {
 		r := &s.Running[i]
-		if v, ok := o.running[r.ID]; ok {
+		start := r.Start.UnixNano()
+		if v, ok := o.running[r.ID]; ok && v.start == start {
 			v.seen, v.last = true, now
 			o.running[r.ID] = v
 			continue
 		}
-		if r.Start.IsZero() || !r.End.After(r.Start) || len(r.Hosts) == 0 {
-			continue // nothing to compare: no start or no estimate
+		if r.Start.IsZero() || !r.End.After(r.Start) || !r.End.After(s.Now.Add(OverrunMargin)) || len(r.Hosts) == 0 {
+			delete(o.running, r.ID)
+			continue // nothing to compare: no start, or no estimate left
 		}
-		o.running[r.ID] = seenRun{start: r.Start.UnixNano(), est: r.End.UnixNano() - r.Start.UnixNano(), last: now, hosts: len(r.Hosts), seen: true}
+		o.running[r.ID] = seenRun{start: start, est: r.End.UnixNano() - start, last: now, hosts: len(r.Hosts), seen: true}
 	}
 	o.gone = o.gone[:0]
 	for id, v := range o.running {
 		if !v.seen {
 			o.gone = append(o.gone, id)
-			n := float64(v.hosts)
-			run := min(max(v.est, v.last-v.start), now-v.start)
-			e := endedRun{at: now, done: n * math.Max(float64(run), 0) / 1e9, est: n * float64(v.est) / 1e9}
-			o.ended = append(o.ended, e)
-			o.done += e.done
-			o.est += e.est
 			continue
 		}
 		v.seen = false
 		o.running[id] = v
 	}
+	slices.Sort(o.gone) // sums in one order: the same input, the same ratio
 	for _, id := range o.gone {
+		v := o.running[id]
 		delete(o.running, id)
+		n := float64(v.hosts)
+		run := min(max(v.est, v.last-v.start), now-v.start)
+		e := endedRun{at: now, done: n * math.Max(float64(run), 0) / 1e9, est: n * float64(v.est) / 1e9}
+		o.ended = append(o.ended, e)
+		o.done += e.done
+		o.est += e.est
 	}
 	from := now - int64(scojoWindow)
-	for o.head < len(o.ended) && o.ended[o.head].at < from {
-		o.done -= o.ended[o.head].done
-		o.est -= o.ended[o.head].est
-		o.head++
-	}
-	if o.head > 1024 && o.head > len(o.ended)/2 {
-		o.ended = append(o.ended[:0], o.ended[o.head:]...)
-		o.head = 0
-	}
+	o.ended, o.head = dropBefore(o.ended, o.head, func(e *endedRun) bool { return e.at < from }, func(e *endedRun) {
+		o.done -= e.done
+		o.est -= e.est
+	})
 	if o.head == len(o.ended) { // empty: no rounding left over
 		o.done, o.est = 0, 0
 	}

@@ -193,11 +193,17 @@ func TestScojo_ExpectedArrivals(t *testing.T) {
 //	  [+50, +400), as estimated; 100 against 100
 //	C: 1 host, estimate 100 s, started at +0; still seen at +400 s, gone
 //	  at +500 s: it overran to at least +400; 400 against 100
-//	D: seen once without an estimate (no end): not counted
+//	D: seen without an estimate (no end): not counted
+//	E: first seen past its estimate (shown ending OverrunMargin after
+//	  now): not counted
+//	G: 1 host, seen started at +0 (estimate 100 s), then at +50 started
+//	  again (estimate 300 s from there); gone at +400: ended within [+50,
+//	  +400), as estimated: 300 against 300
 //
-// 1,300 of work done against 2,200 estimated; 17 more ended jobs of 1
-// host, 100 s estimated, 50 s run, bring the count to scojoMinEnded: 2,150
-// against 3,900. A week after the last, none is left, and the ratio is 1 again.
+// 1,600 of work done against 2,500 estimated; 16 more ended jobs of 1
+// host, 100 s estimated, 50 s run, bring the count to scojoMinEnded: 2,400
+// against 4,100. A week after the last, none is left, and the ratio is 1
+// again.
 func TestScojo_OverstatedEstimatesLearnt(t *testing.T) {
 	var o overstate
 	at := func(sec int, rs ...RunningJob) {
@@ -211,19 +217,22 @@ func TestScojo_OverstatedEstimatesLearnt(t *testing.T) {
 		return r
 	}
 	a, b, c, d := run("A", 0, 1000, "h0", "h1"), run("B", 0, 100, "h2"), run("C", 0, 100, "h3"), run("D", 0, 0, "h4")
-	at(0, a, b, c, d)
-	at(50, a, b, c, d)
+	e := run("E", -500, 0, "h6")
+	e.End = t0.Add(OverrunMargin)
+	at(0, a, b, c, d, e, run("G", 0, 100, "h7"))
+	e.End = t0.Add(50*time.Second + OverrunMargin)
+	at(50, a, b, c, d, e, run("G", 50, 300, "h7"))
 	at(400, c)
 	at(500)
-	if n := len(o.ended) - o.head; n != 3 || o.done != 1300 || o.est != 2200 || o.ratio() != 1 {
-		t.Fatalf("%d ended, %g done against %g estimated, ratio %g; want 3, 1300, 2200, 1 (too few)", n, o.done, o.est, o.ratio())
+	if n := len(o.ended) - o.head; n != 4 || o.done != 1600 || o.est != 2500 || o.ratio() != 1 {
+		t.Fatalf("%d ended, %g done against %g estimated, ratio %g; want 4, 1600, 2500, 1 (too few)", n, o.done, o.est, o.ratio())
 	}
-	for k := range scojoMinEnded - 3 {
+	for k := range scojoMinEnded - 4 {
 		from := 1000 + 200*k
-		at(from, run(fmt.Sprint("E", k), from, 100, "h5"))
+		at(from, run(fmt.Sprint("F", k), from, 100, "h5"))
 		at(from + 50)
 	}
-	if got, want := o.ratio(), 2150.0/3900; math.Abs(got-want) > 1e-12 {
+	if got, want := o.ratio(), 2400.0/4100; math.Abs(got-want) > 1e-12 {
 		t.Errorf("ratio %g, want %g", got, want)
 	}
 	if len(o.running) != 0 {
@@ -236,16 +245,18 @@ func TestScojo_OverstatedEstimatesLearnt(t *testing.T) {
 }
 
 // The ratio scales the load's estimated times. As TestScojo_ExpectedArrivals
-// with N = 42 (rate 1/300 s), after scojoMinEnded jobs ran half their
-// estimates (ratio 0.5): M's runs and the arrivals' are taken as half as
-// long, and fewer arrivals fall within M's run.
+// with N = 42 (rate 1/300 s), with R running on 2 hosts until +300 s, after
+// scojoMinEnded jobs ran half their estimates (ratio 0.5): M's run, R's and
+// the arrivals' are taken as half as long, and fewer arrivals fall within
+// M's run.
 //
-//	r 1, M on 4, T 500: (4·500 + 2·(300·200 + 300²/2)/300)/5000 = 0.54;
-//	  modifier 1.6667, 7 hosts
-//	r 1.6667, 7, T 426.23 (arrivals 3.333 hosts, 300·0.65/0.75 s):
-//	  (2983.6 + 3.333·(260·166.23 + 260²/2)/300)/4262.3 = 0.9008: target 7
+//	r 1, M on 4, T 500: (4·500 + 2·150 + 2·(300·200 + 300²/2)/300)/5000
+//	  = 0.6; modifier 1.5, 6 hosts
+//	r 1.5, 6, T 448.28 (arrivals 3 hosts, 300·0.65/0.725 = 268.97 s):
+//	  (2689.7 + 2·150 + 3·(268.97·179.31 + 268.97²/2)/300)/4482.8 = 0.8552;
+//	  modifier 1.5786, still 6 hosts: target 6
 //
-// Without the ratio M got 5 hosts, at a load of 0.85.
+// Without the ratio M got 5 hosts, at a load of 0.89.
 func TestScojo_OverstatedEstimatesScaleTheLoad(t *testing.T) {
 	h := newHarness(t, "scojo-p", Options{})
 	p := h.p.(*moldPolicy)
@@ -259,13 +270,14 @@ func TestScojo_OverstatedEstimatesScaleTheLoad(t *testing.T) {
 			{ID: fmt.Sprint("E", k), Hosts: []string{"h9"}, Start: from, End: from.Add(100 * time.Second)}}})
 		h.plan(Snapshot{Now: from.Add(50 * time.Second), Hosts: hosts(10)})
 	}
-	s := Snapshot{Now: t0, Hosts: hosts(10), Queue: []QueuedJob{moldJob("M", longAgo, 1000*time.Second)}}
+	s := Snapshot{Now: t0, Hosts: hosts(10), Running: []RunningJob{running("R", 300*time.Second, "h8", "h9")},
+		Queue: []QueuedJob{moldJob("M", longAgo, 1000*time.Second)}}
 	pl := h.plan(s)
 	checkSound(t, s, pl)
 	m, ok := placed(pl.StartNow, "M")
-	want := "7 of 2–8 hosts: predicted load 0.90 over its run at 7 hosts (ideal 0.9; run times taken as 0.50 of their estimates, as the jobs ended in the last week ran)"
-	if !ok || len(m.Hosts) != 7 || m.Why != want {
-		t.Fatalf("M: %+v; want a start on 7 hosts, why\n%q", pl.StartNow, want)
+	want := "6 of 2–8 hosts: predicted load 0.86 over its run at 6 hosts (ideal 0.9; the load takes run times as 0.50 of their estimates, as the jobs ended in the last 7 days ran)"
+	if !ok || len(m.Hosts) != 6 || m.Why != want {
+		t.Fatalf("M: %+v; want a start on 6 hosts, why\n%q", pl.StartNow, want)
 	}
 }
 
