@@ -56,8 +56,7 @@ type moldPolicy struct {
 	easy *easyPolicy // EASY over the sized queue, on a machine of its own
 	cs   curves      // run times by host count, by job ID
 	hist history     // SCOJO-P's arrival history
-	ends overstate   // SCOJO-P's record of ended runs against their estimates
-	over float64     // this call's ends.ratio(): scales the load's estimated times
+	ends overstate   // SCOJO-P's ended runs against their estimates (ratio 1 for the others)
 	// fixed, by job ID: under scojo-p the least size a job waiting for more
 	// hosts is guaranteed (Fig. 3: "memorized and guaranteed as the job's
 	// later minimum size"); under cirne-berman the size chosen at
@@ -116,11 +115,9 @@ func (p *moldPolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
 			p.hist.add(arrival{at: j.q.Submit.UnixNano(), class: c.class, size: float64(c.opt), run: float64(c.tOpt()) / 1e9})
 		}
 	}
-	p.over = 1
 	if p.mode == sizeAtStart {
 		p.hist.update(m.nowNs)
 		p.ends.observe(&s)
-		p.over = p.ends.ratio()
 	}
 	p.forgetFixed(&s)
 	for k := range m.jobs {
@@ -365,8 +362,8 @@ func (p *moldPolicy) waitWhy(k, size int, at int64, target int, load float64, al
 // times were scaled, by how much (scojo_overstate.go).
 func (p *moldPolicy) loadBasis() string {
 	s := fmt.Sprintf("ideal %.1f", scojoIdealLoad)
-	if math.Abs(p.over-1) >= 0.005 {
-		s += fmt.Sprintf("; the load takes run times as %.2f of their estimates, as the jobs ended in the last %d days ran", p.over, scojoWindow/(24*time.Hour))
+	if f := p.ends.ratio(); math.Abs(f-1) >= 0.005 {
+		s += fmt.Sprintf("; the load takes run times as %.2f of their estimates, as the jobs ended in the last %d days ran", f, scojoWindow/(24*time.Hour))
 	}
 	return s
 }

@@ -339,12 +339,12 @@ func sizeFor(c *curve, sMod float64, lo int) int {
 // within the next T seconds, over the machine's capacity in that time.
 //
 // Every estimated time in it (T, the running jobs' remaining times, the
-// waiting jobs' and the arrivals' run times) is to be taken times p.over,
+// waiting jobs' and the arrivals' run times) is to be taken times the ratio,
 // the actual over the estimated work of the jobs that ended lately
 // (scojo_overstate.go). The running and waiting jobs' work within the run
-// and the job's own are then times p.over, as is the capacity in that time:
-// their share does not change. The arrivals' does: they are expected over a
-// run p.over times as long, each working p.over times as long.
+// and the job's own are then times the ratio, as is the capacity in that
+// time: their share does not change. The arrivals' does: they are expected
+// over a run the ratio times as long, each working the ratio times as long.
 func (p *moldPolicy) load(k, size int, T, sMod float64) float64 {
 	m := p.m
 	work := T * float64(size)
@@ -359,7 +359,7 @@ func (p *moldPolicy) load(k, size int, T, sMod float64) float64 {
 		n := sizeFor(c, sMod, p.lo[i])
 		work += float64(n) * math.Min(float64(c.at(n))/1e9, T)
 	}
-	f := p.over
+	f := p.ends.ratio()
 	work += p.hist.futureWork(m.nowNs, f*T, sMod, f, len(m.hosts)) / f
 	return work / (float64(len(m.hosts)) * T)
 }
