@@ -92,8 +92,9 @@
 // The job's leader also gets SIGKILL when its shepherd dies (Pdeathsig), and
 // when the leader exits the shepherd kills the rest of its process group, so
 // hosts are free when a job is reported finished. Processes that leave the
-// job's process group on purpose (setsid, setpgid) escape both; containing
-// them needs cgroups, which msched does not use yet.
+// job's process group on purpose (setsid, setpgid, a double fork) are still
+// the shepherd's, a child subreaper: it kills them too before it writes the
+// Result (contain.go says what still escapes without cgroups).
 //
 // # Remote jobs
 //

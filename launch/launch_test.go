@@ -563,9 +563,9 @@ func TestAdopt_NothingThere(t *testing.T) {
 
 func TestParseStat(t *testing.T) {
 	// The command name may hold spaces and parentheses.
-	line := "4644 (a (b) c) S 4640 4640 3876 0 -1 4194304 101 0 0 0 0 0 0 0 20 0 1 0 27645 3133440 415 18446744073709551615\n"
+	line := "4644 (a (b) c) S 4641 4640 3876 0 -1 4194304 101 0 0 0 0 0 0 0 20 0 1 0 27645 3133440 415 18446744073709551615\n"
 	got, err := parseStat([]byte(line))
-	if want := (procStat{state: 'S', pgrp: 4640, start: 27645}); err != nil || got != want {
+	if want := (procStat{state: 'S', ppid: 4641, pgrp: 4640, start: 27645}); err != nil || got != want {
 		t.Fatalf("got %+v %v, want %+v", got, err, want)
 	}
 	if _, err := parseStat([]byte("12 (x) S 1 2")); err == nil {

@@ -67,6 +67,7 @@ func procStartTime(pid int) (uint64, error) {
 // procStat is what msched reads of a /proc/<pid>/stat line.
 type procStat struct {
 	state byte   // field 3: 'R', 'S', 'Z'…
+	ppid  int    // field 4
 	pgrp  int    // field 5
 	start uint64 // field 22: starttime, in clock ticks since boot
 }
@@ -87,6 +88,9 @@ func parseStat(stat []byte) (procStat, error) {
 	}
 	var err error
 	st.state = f[0][0]
+	if st.ppid, err = strconv.Atoi(f[1]); err != nil {
+		return st, err
+	}
 	if st.pgrp, err = strconv.Atoi(f[2]); err != nil {
 		return st, err
 	}
@@ -165,16 +169,28 @@ func killOrphans(p PidFile) error {
 // groupMembers lists the live (non-zombie) processes whose process group is
 // pgid and whose start time is at least minStart.
 func groupMembers(pgid int, minStart uint64) ([]int, error) {
+	var pids []int
+	err := eachProc(func(pid int, st procStat) {
+		// A zombie waits for its parent; killing it does nothing.
+		if st.pgrp == pgid && st.start >= minStart && st.state != 'Z' {
+			pids = append(pids, pid)
+		}
+	})
+	return pids, err
+}
+
+// eachProc calls fn with every process's pid and stat, as /proc lists them
+// now; a process that exits meanwhile is left out.
+func eachProc(fn func(pid int, st procStat)) error {
 	d, err := os.Open("/proc")
 	if err != nil {
-		return nil, fmt.Errorf("launch: %w", err)
+		return fmt.Errorf("launch: %w", err)
 	}
 	defer d.Close()
 	names, err := d.Readdirnames(-1)
 	if err != nil {
-		return nil, fmt.Errorf("launch: %w", err)
+		return fmt.Errorf("launch: %w", err)
 	}
-	var pids []int
 	for _, n := range names {
 		pid, err := strconv.Atoi(n)
 		if err != nil {
@@ -184,16 +200,11 @@ func groupMembers(pgid int, minStart uint64) ([]int, error) {
 		if err != nil {
 			continue // exited meanwhile
 		}
-		st, err := parseStat(stat)
-		if err != nil || st.pgrp != pgid || st.start < minStart {
-			continue
+		if st, err := parseStat(stat); err == nil {
+			fn(pid, st)
 		}
-		if st.state == 'Z' {
-			continue // a zombie waits for its parent; killing it does nothing
-		}
-		pids = append(pids, pid)
 	}
-	return pids, nil
+	return nil
 }
 
 // waitExitNoReap blocks until pid has exited but leaves it a zombie, so its

@@ -100,9 +100,12 @@ func runLocal(ctx context.Context, spec Spec, sigs <-chan os.Signal, started sta
 	start, _ := procStartTime(pgid)
 	started(PidFile{Pgid: pgid, JobStart: start})
 
+	// A shepherd that is a subreaper owns every process the job starts,
+	// wherever it moves (contain.go).
+	contain := isSubreaper()
 	exited := make(chan struct{})
 	go func() {
-		waitExitNoReap(pgid)
+		waitLeader(pgid, contain)
 		close(exited)
 	}()
 	reason := supervise(ctx, spec, sigs, exited,
@@ -113,6 +116,12 @@ func runLocal(ctx context.Context, spec Spec, sigs <-chan os.Signal, started sta
 	syscall.Kill(-pgid, syscall.SIGKILL)
 	cmd.Wait()
 	res.EndedAt = time.Now()
+	if contain {
+		// What left the group goes too, before the job is reported ended.
+		if err := killChildren(); err != nil {
+			fail(spec, err)
+		}
+	}
 	ws := cmd.ProcessState.Sys().(syscall.WaitStatus)
 	if ws.Signaled() {
 		res.setStatus(-1, ws.Signal(), reason)

@@ -43,6 +43,10 @@ func ShepherdMain() int {
 		fmt.Fprintln(os.Stderr, err)
 		return ExitBadSpec
 	}
+	// This process is the job's shepherd and nothing else: it may own
+	// every process the job starts (contain.go). Without it (a kernel
+	// older than 3.4), what leaves the job's process group escapes.
+	becomeSubreaper()
 	if err := Shepherd(context.Background(), spec); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		if errors.Is(err, ErrUnrecorded) {
