@@ -148,13 +148,7 @@ func children(pids []int) ([]int, error) {
 	for i, task := range tasks {
 		b, err := os.ReadFile("/proc/self/task/" + task.Name() + "/children")
 		if i == 0 && errors.Is(err, fs.ErrNotExist) {
-			self := os.Getpid()
-			err := eachProc(func(pid int, st procStat) {
-				if st.ppid == self {
-					pids = append(pids, pid)
-				}
-			})
-			return pids, err
+			return childrenByScan(pids)
 		}
 		for _, f := range strings.Fields(string(b)) { // a thread that just ended has none
 			if pid, err := strconv.Atoi(f); err == nil {
@@ -163,4 +157,15 @@ func children(pids []int) ([]int, error) {
 		}
 	}
 	return pids, nil
+}
+
+// childrenByScan is children from a scan of every process.
+func childrenByScan(pids []int) ([]int, error) {
+	self := os.Getpid()
+	err := eachProc(func(pid int, st procStat) {
+		if st.ppid == self {
+			pids = append(pids, pid)
+		}
+	})
+	return pids, err
 }

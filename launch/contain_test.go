@@ -3,7 +3,9 @@ package launch
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"syscall"
 	"testing"
 
@@ -111,5 +113,23 @@ func TestSiginfoPid(t *testing.T) {
 	}
 	if got := siginfoPid(&info); got != p.Pid {
 		t.Fatalf("si_pid %d, want %d", got, p.Pid)
+	}
+}
+
+// Both ways of listing children find a child of the test binary.
+func TestChildren(t *testing.T) {
+	cmd := exec.Command("sleep", "30")
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { cmd.Process.Kill(); cmd.Wait() }()
+	for name, list := range map[string]func([]int) ([]int, error){"children": children, "childrenByScan": childrenByScan} {
+		pids, err := list(nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Contains(pids, cmd.Process.Pid) {
+			t.Errorf("%s: %v lacks the child %d", name, pids, cmd.Process.Pid)
+		}
 	}
 }
