@@ -31,8 +31,9 @@ import (
 // What still escapes: anything the job has started outside its own descent
 // (at, cron, a systemd user unit, ssh back to this host), and, when the
 // shepherd itself is killed, whatever had left the job's process group
-// (Adopt kills the group only). A remote job's wrapper kills its process
-// group only.
+// (Adopt kills the group only). A remote job's wrapper has no such hold on
+// the job's descendants and kills what carries the job's MSCHED_JID
+// instead (sshWrapper).
 
 // becomeSubreaper makes this process the child subreaper of its
 // descendants. Only a process that is one job's shepherd and nothing else

@@ -444,9 +444,29 @@ func TestLocal_MPI(t *testing.T) {
 	}
 }
 
-// A process the job started outside its process group (setsid) keeps the
-// ssh session's output open after the job has ended; the shepherd reports
-// the job's end anyway, sshLinger later.
+// A process the job started outside its process group (setsid) is killed
+// with the job: it carries the job's MSCHED_JID.
+func TestSSH_EscapedProcessKilledAtEnd(t *testing.T) {
+	s := testSSHD(t)
+	id := testUser(t)
+	s.authorize(t, id)
+	spec := s.sshSpec(t, id, 1, "sh", "-c",
+		`setsid sh -c 'echo $$ > escaped; exec sleep 300' & while [ ! -s escaped ]; do sleep 0.01; done; exit 5`)
+	res := run(t, spec)
+	escaped := readPid(t, filepath.Join(spec.Dir, "escaped"))
+	t.Cleanup(func() { syscall.Kill(escaped, syscall.SIGKILL) })
+	if res.ExitStatus != 5 || res.StartError {
+		t.Fatalf("got %+v", res)
+	}
+	if !gone(escaped) {
+		t.Errorf("process %d, which left the job's process group, still runs after the job's end", escaped)
+	}
+}
+
+// A process the job started outside its process group (setsid) and without
+// its environment (env -i), which the wrapper cannot tell from the user's
+// other processes, keeps the ssh session's output open after the job has
+// ended; the shepherd reports the job's end anyway, sshLinger later.
 func TestSSH_EscapedProcessDoesNotHoldTheJob(t *testing.T) {
 	s := testSSHD(t)
 	id := testUser(t)
@@ -455,7 +475,7 @@ func TestSSH_EscapedProcessDoesNotHoldTheJob(t *testing.T) {
 	t.Setenv(lingerEnv, linger.String()) // for the shepherd, a process of its own
 	// The job ends only once the escaped process is in its own session.
 	spec := s.sshSpec(t, id, 1, "sh", "-c",
-		`setsid sh -c 'echo $$ > escaped; exec sleep 300' & while [ ! -s escaped ]; do sleep 0.01; done; exit 5`)
+		`setsid env -i /bin/sh -c 'echo $$ > escaped; exec /bin/sleep 300' & while [ ! -s escaped ]; do sleep 0.01; done; exit 5`)
 	begin := time.Now()
 	res := run(t, spec)
 	d := time.Since(begin)
