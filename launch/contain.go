@@ -28,12 +28,13 @@ import (
 // reaped as they go (waitLeader); a job that forks many would otherwise fill
 // the pid table with the shepherd's zombies.
 //
-// What still escapes: anything the job has started outside its own descent
-// (at, cron, a systemd user unit, ssh back to this host), and, when the
-// shepherd itself is killed, whatever had left the job's process group
-// (Adopt kills the group only). A remote job's wrapper has no such hold on
-// the job's descendants and kills what carries the job's MSCHED_JID
-// instead (sshWrapper).
+// When the shepherd itself is killed, Adopt finds what had left the job's
+// process group by an entry of its environment (PidFile.EnvMark), and a
+// remote job's wrapper, which has no hold on the job's descendants, does
+// the same at every end (sshWrapper). What still escapes: anything the job
+// has started outside its own descent (at, cron, a systemd user unit, ssh
+// back to this host), and, in those two cases, a process that changed its
+// environment.
 
 // becomeSubreaper makes this process the child subreaper of its
 // descendants. Only a process that is one job's shepherd and nothing else

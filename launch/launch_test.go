@@ -500,6 +500,38 @@ func TestAdopt_ShepherdKilled(t *testing.T) {
 	eventually(t, "job gone", func() bool { return gone(rec.Pgid) && gone(child) })
 }
 
+// A process that left the job's process group (setsid) is killed when the
+// shepherd was killed too: it is found by the environment it started with.
+func TestAdopt_ShepherdKilledEscapedProcess(t *testing.T) {
+	spec := newSpec(t, "sh", "-c", `setsid sh -c 'echo $$ > esc.new; mv esc.new esc; exec sleep 1000' & wait`)
+	h, err := testLocal(t).Start(context.Background(), spec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	esc := readPid(t, filepath.Join(spec.Dir, "esc"))
+	t.Cleanup(func() { syscall.Kill(esc, syscall.SIGKILL) })
+	var rec PidFile
+	eventually(t, "pid file names the job", func() bool {
+		rec, err = ReadPidFile(spec.PidPath)
+		return err == nil && rec.Pgid != 0
+	})
+	if want := "MSCHED_HOSTFILE=" + filepath.Join(spec.Dir, "j1.hosts"); rec.EnvMark != want {
+		t.Errorf("EnvMark %q, want %q", rec.EnvMark, want)
+	}
+	syscall.Kill(h.Pid(), syscall.SIGKILL)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	defer cancel()
+	if _, err := h.Wait(ctx); !errors.Is(err, ErrLost) {
+		t.Fatalf("Wait: %v, want ErrLost", err)
+	}
+	if a, err := Adopt(spec.PidPath, spec.ResultPath); err != nil || a.State != Gone {
+		t.Fatalf("Adopt: %v %v, want gone", a.State, err)
+	}
+	if !gone(esc) {
+		t.Errorf("process %d, which left the job's process group, still runs after Adopt", esc)
+	}
+}
+
 // TestAdopt_PidReuse: a pid file whose pids now belong to another process
 // (same pid, other start time) must not make that process look like our
 // shepherd or job, nor get it killed; with the true start time, it is ours

@@ -23,6 +23,11 @@ type PidFile struct {
 	// has started.
 	Pgid     int    `json:"job_pgid,omitempty"`
 	JobStart uint64 `json:"job_start,omitempty"`
+	// EnvMark is an entry of a local job's environment that no other
+	// job's has (MSCHED_HOSTFILE, a path under the spool named by the
+	// JID): if the shepherd dies, the job's processes that left its
+	// process group are found by it (killOrphans).
+	EnvMark string `json:"env_mark,omitempty"`
 	// SlurmJob is the Slurm job id of a Slurm job (Spec.Slurm), with its
 	// cluster's SLURM_CONF; such a job has no local process group.
 	SlurmJob  string `json:"slurm_job,omitempty"`
@@ -125,13 +130,20 @@ func sameProcess(pid int, start uint64, boot string) bool {
 //
 // The group id is the leader's pid, so it must not be trusted blindly: if a
 // process with that pid exists and is not our leader (start time differs),
-// the id has been reused and nothing is signalled. If the leader is gone, the
+// the id has been reused and the group is not signalled. If the leader is gone, the
 // kernel does not hand its pid out again while members of its group live, so
 // the members found are ours; members are found by scanning /proc and must
 // have started no earlier than the leader. (The remaining blind spot: our
 // group emptied, then a new process got the same pid, made its own group and
 // exited leaving children, all between two scans. It needs a full pid
 // wraparound in that window.)
+//
+// A local job's record also holds its EnvMark: the processes that left the
+// group, which the dead shepherd no longer holds as their subreaper
+// (contain.go), are found by that entry of the environment they started
+// with, again among those no older than the leader. So two copies do not run
+// when the job is started again, unless a process changed its environment
+// too.
 //
 // A Slurm job has no local process group: what is left of it is the Slurm
 // job, which is cancelled, and waited for, instead, once Slurm says that
@@ -147,11 +159,15 @@ func killOrphans(p PidFile) error {
 	if p.Pgid <= 1 || p.JobStart == 0 || p.BootID != bootID() {
 		return nil
 	}
+	group := p.Pgid
 	if t, err := procStartTime(p.Pgid); err == nil && t != p.JobStart {
-		return nil // the pid was reused: not our group
+		group = 0 // the pid was reused: not our group
+	}
+	if group == 0 && p.EnvMark == "" {
+		return nil
 	}
 	for round := 0; round < 50; round++ {
-		pids, err := groupMembers(p.Pgid, p.JobStart)
+		pids, err := jobProcesses(group, p.EnvMark, p.JobStart)
 		if err != nil {
 			return err
 		}
@@ -163,20 +179,44 @@ func killOrphans(p PidFile) error {
 		}
 		sleepBackoff(round)
 	}
-	return fmt.Errorf("launch: process group %d survives SIGKILL", p.Pgid)
+	return fmt.Errorf("launch: the job's processes (process group %d, %s) survive SIGKILL", p.Pgid, p.EnvMark)
 }
 
-// groupMembers lists the live (non-zombie) processes whose process group is
-// pgid and whose start time is at least minStart.
-func groupMembers(pgid int, minStart uint64) ([]int, error) {
+// jobProcesses lists the live (non-zombie) processes that started no
+// earlier than minStart and are in process group pgid (if not 0) or carry
+// envMark in the environment they started with (if not ""): a job's
+// processes, also those that left its group (setsid) but kept its
+// environment. Only root reads every process's environment.
+func jobProcesses(pgid int, envMark string, minStart uint64) ([]int, error) {
 	var pids []int
+	var mark []byte
+	if envMark != "" {
+		mark = []byte(envMark)
+	}
 	err := eachProc(func(pid int, st procStat) {
-		// A zombie waits for its parent; killing it does nothing.
-		if st.pgrp == pgid && st.start >= minStart && st.state != 'Z' {
+		if st.start < minStart || st.state == 'Z' { // a zombie waits for its parent; killing it does nothing
+			return
+		}
+		if pgid != 0 && st.pgrp == pgid || mark != nil && hasEnv(pid, mark) {
 			pids = append(pids, pid)
 		}
 	})
 	return pids, err
+}
+
+// hasEnv reports whether entry (KEY=value) is in pid's starting
+// environment.
+func hasEnv(pid int, entry []byte) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
+	if err != nil {
+		return false
+	}
+	for e := range bytes.SplitSeq(b, []byte{0}) {
+		if bytes.Equal(e, entry) {
+			return true
+		}
+	}
+	return false
 }
 
 // eachProc calls fn with every process's pid and stat, as /proc lists them

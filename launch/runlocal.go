@@ -98,7 +98,7 @@ func runLocal(ctx context.Context, spec Spec, sigs <-chan os.Signal, started sta
 	res := Result{StartedAt: time.Now()}
 	pgid := cmd.Process.Pid
 	start, _ := procStartTime(pgid)
-	started(PidFile{Pgid: pgid, JobStart: start})
+	started(PidFile{Pgid: pgid, JobStart: start, EnvMark: envMark(env)})
 
 	// A shepherd that is a subreaper owns every process the job starts,
 	// wherever it moves (contain.go).

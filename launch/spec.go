@@ -313,6 +313,16 @@ func (s Spec) mschedEnv(hostfile string) []string {
 	return env
 }
 
+// envMark is the entry of a job's environment env that no other job's has,
+// by which its processes are found (PidFile.EnvMark): its host file's path,
+// under the spool and named by the JID. "" if env has none.
+func envMark(env []string) string {
+	if v, ok := lookupEnv(env, "MSCHED_HOSTFILE"); ok && v != "" {
+		return "MSCHED_HOSTFILE=" + v
+	}
+	return ""
+}
+
 // lookupEnv finds key in env, the last entry winning as in os/exec.
 func lookupEnv(env []string, key string) (string, bool) {
 	for i := len(env) - 1; i >= 0; i-- {

@@ -125,9 +125,10 @@ func shQuote(s string) string {
 // so no job runs on unsupervised. The job itself gets /dev/null as stdin.
 // When the job's leader ends, the rest of its group is killed, as for a
 // local job, and so is every process of the user that carries the job's
-// MSCHED_JID in its environment as it was started (/proc/PID/environ, read
-// with grep -z): what left the group (setsid, a daemon's double fork) with
-// the environment the job gave it. Then the host file is removed. (A
+// MSCHED_HOSTFILE (a name mktemp made for this run) in its environment as
+// it was started (/proc/PID/environ, read with grep -z): what left the group
+// (setsid, a daemon's double fork) with the environment the job gave it.
+// Then the host file is removed. (A
 // process that cleared its environment, or a host without /proc or grep
 // -z, escapes: the wrapper cannot own the job's descendants as a local
 // shepherd does.)
@@ -157,8 +158,6 @@ f=$(mktemp "${TMPDIR:-/tmp}/msched.XXXXXX") || { m fail "mktemp: cannot create t
 exec 4>"$f"
 while [ "$1" != -- ]; do printf '%s\n' "$1" >&4; shift; done
 shift
-x=
-for a; do case $a in --) break ;; MSCHED_JID=*) x=$a ;; esac; done
 exec 4>&-
 if [ -n "$d" ] && ! cd "$d" 2>/dev/null; then rm -f "$f"; m fail "workdir $d: no such directory, or no permission"; exit 0; fi
 exec 3<&0
@@ -180,15 +179,13 @@ exec 3<&-
 wait "$p"
 s=$?
 kill -KILL "-$p"
-if [ -n "$x" ]; then
-	i=0
-	while [ $i -lt 10 ]; do
-		l=$(grep -lxzF -e "$x" /proc/[0-9]*/environ)
-		[ -n "$l" ] || break
-		for e in $l; do e=${e#/proc/}; kill -KILL "${e%/environ}"; done
-		i=$((i+1))
-	done
-fi
+i=0
+while [ $i -lt 10 ]; do
+	l=$(grep -lxzF -e "MSCHED_HOSTFILE=$f" /proc/[0-9]*/environ)
+	[ -n "$l" ] || break
+	for e in $l; do e=${e#/proc/}; kill -KILL "${e%/environ}"; done
+	i=$((i+1))
+done
 kill "$w"
 rm -f "$f"
 m end "$s"
