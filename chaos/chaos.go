@@ -24,12 +24,14 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"msched/acct"
+	"msched/daemons"
 	"msched/hoststat"
 	"msched/spool"
 )
@@ -99,6 +101,11 @@ type Result struct {
 	// LeftInSpool counts job files still in a state directory, and claims
 	// still in tmp/, at the end.
 	LeftInSpool int `json:"left_in_spool"`
+	// LeftRunning counts the processes that good jobs started in a
+	// session of their own (setsid) still running at the end, when every
+	// job has been reported: each job's must end with it, even when its
+	// shepherd was killed.
+	LeftRunning int `json:"left_running"`
 
 	// Good and Bad split Jobs. NotRun counts good jobs that never ran,
 	// Failed good jobs whose record is not exit status 0, WrongOutcome
@@ -125,7 +132,7 @@ type Result struct {
 // OK reports whether every guarantee held.
 func (r *Result) OK() bool {
 	return r.Lost == 0 && r.ReportedOnce == r.Jobs && r.RanTwice == r.RanTwiceAllowed &&
-		r.TornRecords == 0 && r.LeftInSpool == 0 && r.NotRun == 0 && r.Failed == 0 &&
+		r.TornRecords == 0 && r.LeftInSpool == 0 && r.LeftRunning == 0 && r.NotRun == 0 && r.Failed == 0 &&
 		r.WrongOutcome == 0 && r.Duplicated == 0
 }
 
@@ -385,11 +392,13 @@ func (r *run) plan() []submission {
 	return subs
 }
 
-// jobFile is good job name's file: it logs "JID name" to the jobs' log,
-// then sleeps.
+// jobFile is good job name's file: it starts a process that leaves the
+// job's session and process group and would sleep 5 minutes (see
+// Result.LeftRunning), logs "JID name" to the jobs' log, then sleeps.
 func (r *run) jobFile(name string) []byte {
 	sleep := r.rng.Int63n(int64(r.cfg.JobTime) + 1)
-	script := fmt.Sprintf(`printf '%%s %%s\n' "$MSCHED_JID" %s >> %s; sleep %.3f`, name, shellQuote(r.ranLog), float64(sleep)/1e9)
+	script := fmt.Sprintf(`setsid sleep 300 </dev/null >/dev/null 2>&1 & printf '%%s %%s\n' "$MSCHED_JID" %s >> %s; sleep %.3f`,
+		name, shellQuote(r.ranLog), float64(sleep)/1e9)
 	b, _ := json.Marshal([]string{"/bin/sh", "-c", script})
 	return []byte(fmt.Sprintf("name: %s\nwalltime: 5m\ncommand: %s\n", name, b))
 }
@@ -811,16 +820,21 @@ func (r *run) count(subs []submission) (*Result, error) {
 		return nil, fmt.Errorf("chaos: jobs' log: %w", err)
 	}
 	res := &Result{Jobs: len(subs), Records: len(recs), TornRecords: torn, LeftInSpool: r.left()}
+	problem := func(format string, a ...any) {
+		if len(res.Problems) < 20 {
+			res.Problems = append(res.Problems, fmt.Sprintf(format, a...))
+		}
+	}
+	for _, pid := range r.leftRunning() {
+		res.LeftRunning++
+		problem("process %d of a reported job still runs", pid)
+		syscall.Kill(pid, syscall.SIGKILL)
+	}
 	byName := map[string][]acct.Record{}
 	names := map[string]bool{}
 	for _, rec := range recs {
 		byName[rec.Name] = append(byName[rec.Name], rec)
 		names[rec.Name] = true
-	}
-	problem := func(format string, a ...any) {
-		if len(res.Problems) < 20 {
-			res.Problems = append(res.Problems, fmt.Sprintf(format, a...))
-		}
 	}
 	for _, s := range subs {
 		if s.good {
@@ -879,6 +893,33 @@ func (r *run) count(subs []submission) (*Result, error) {
 		}
 	}
 	return res, nil
+}
+
+// leftRunning lists the live processes of this run's jobs: those whose
+// environment started with a host file in the run daemon's directory of
+// this spool (MSCHED_HOSTFILE, which only they have).
+func (r *run) leftRunning() []int {
+	prefix := []byte("MSCHED_HOSTFILE=" + filepath.Join(r.sp.Path(spool.DirDB), daemons.RunDir) + "/")
+	var pids []int
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if i := bytes.LastIndexByte(stat, ')'); err != nil || i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' {
+			continue // gone, or a zombie: dead, waiting for its parent
+		}
+		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
+		for v := range bytes.SplitSeq(env, []byte{0}) {
+			if bytes.HasPrefix(v, prefix) {
+				pids = append(pids, pid)
+				break
+			}
+		}
+	}
+	return pids
 }
 
 func deref(p *int) any {

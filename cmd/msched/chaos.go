@@ -44,6 +44,8 @@ are stopped and the outcome printed as one JSON object:
                     a re-run only then)
   records           whole accounting records; torn_records lines that are not
   left_in_spool     job files and claims left in the spool
+  left_running      processes still running that good jobs started in a
+                    session of their own (each job starts one)
 and not_run, failed (a good job not reported as exit 0), wrong_outcome (a
 hostile file not rejected), duplicated, kills by victim, full_s,
 submit_retries, problems (the first few submissions that broke a guarantee).
