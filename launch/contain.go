@@ -116,14 +116,21 @@ func reap(pid int) bool {
 // the processes that survive.
 func killChildren() error {
 	var left []int
+	empty := 0
 	for round := 0; round < 50; round++ {
 		var err error
 		if left, err = children(left[:0]); err != nil {
 			return err
 		}
 		if len(left) == 0 {
-			return nil
+			// Twice: a child of a thread that is ending is handed to
+			// another, and may be in no list for an instant.
+			if empty++; empty == 2 {
+				return nil
+			}
+			continue
 		}
+		empty = 0
 		dead := 0
 		for _, pid := range left {
 			syscall.Kill(pid, syscall.SIGKILL) // nothing, to a zombie

@@ -6,8 +6,10 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -61,24 +63,31 @@ while [ ! -s esc ]; do sleep 0.01; done`
 	}
 }
 
-// The job's orphans that exit while it runs are reaped by its shepherd,
-// whose children they became, and do not pile up as zombies.
+// The job's orphans become its shepherd's children, and those that exit
+// while the job runs are reaped by it: they do not pile up as zombies.
 func TestLocal_OrphansReapedWhileJobRuns(t *testing.T) {
 	dir := t.TempDir()
 	gate := newGate(t, dir)
 	spec := newSpec(t, gated(gate, "true")...)
-	// 100 orphans, then the gate.
-	spec.Argv[2] = `i=0; while [ $i -lt 100 ]; do (true &); i=$((i+1)); done; echo > forked; ` + spec.Argv[2]
+	// 100 orphans that exit at once, one that lives on, then the gate.
+	spec.Argv[2] = `i=0; while [ $i -lt 100 ]; do (true &); i=$((i+1)); done; (sleep 1000 & echo $! > orphan); ` + spec.Argv[2]
 	h, err := testLocal(t).Start(context.Background(), spec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	eventually(t, "orphans started", func() bool {
-		_, err := os.Stat(filepath.Join(spec.Dir, "forked"))
-		return err == nil
-	})
 	shepherd := h.Pid()
-	eventually(t, "no zombie children of the shepherd", func() bool {
+	orphan := readPid(t, filepath.Join(spec.Dir, "orphan"))
+	t.Cleanup(func() { syscall.Kill(orphan, syscall.SIGKILL) })
+	eventually(t, "the orphan a child of the shepherd", func() bool {
+		b, err := os.ReadFile("/proc/" + strconv.Itoa(orphan) + "/stat")
+		st, perr := parseStat(b)
+		return err == nil && perr == nil && st.ppid == shepherd
+	})
+	syscall.Kill(orphan, syscall.SIGKILL)
+	eventually(t, "the orphan reaped, and no zombie children of the shepherd", func() bool {
+		if _, err := os.Stat("/proc/" + strconv.Itoa(orphan)); err == nil {
+			return false
+		}
 		zombies := 0
 		eachProc(func(pid int, st procStat) {
 			if st.ppid == shepherd && st.state == 'Z' {
@@ -131,5 +140,50 @@ func TestChildren(t *testing.T) {
 		if !slices.Contains(pids, cmd.Process.Pid) {
 			t.Errorf("%s: %v lacks the child %d", name, pids, cmd.Process.Pid)
 		}
+	}
+}
+
+// killOrphans acts on a pid file's EnvMark only when it is a host file's
+// entry, as runLocal writes it: a record must not aim root's SIGKILL at
+// every process that has some common variable.
+func TestKillOrphans_OnlyAHostfileMark(t *testing.T) {
+	for _, tc := range []struct {
+		mark   string
+		killed bool
+	}{
+		{"PATH=/usr/bin:/bin", false},
+		{"MSCHED_HOSTFILE=relative", false},
+		{"MSCHED_HOSTFILE=/spool/db/run/J1.hosts", true},
+	} {
+		t.Run(tc.mark, func(t *testing.T) {
+			cmd := exec.Command("sleep", "30")
+			cmd.Env = []string{tc.mark}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() { cmd.Wait(); close(done) }()
+			defer func() { cmd.Process.Kill(); <-done }()
+			start, err := procStartTime(cmd.Process.Pid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The leader's pid is the child's, which leads no group: only
+			// the mark can reach it.
+			rec := PidFile{BootID: bootID(), Pgid: cmd.Process.Pid, JobStart: start, EnvMark: tc.mark}
+			if err := killOrphans(rec); err != nil {
+				t.Fatal(err)
+			}
+			select {
+			case <-done:
+				if !tc.killed {
+					t.Errorf("a process with %s was killed", tc.mark)
+				}
+			case <-time.After(500 * time.Millisecond):
+				if tc.killed {
+					t.Errorf("the process with %s still runs", tc.mark)
+				}
+			}
+		})
 	}
 }

@@ -86,15 +86,18 @@
 //   - neither: Gone. The shepherd died without writing a result (or never
 //     started), so the job is lost in flight. Before reporting Gone, Adopt
 //     kills whatever is left of the job's process group (checked by start
-//     time and boot id), so the daemon may re-queue the job without ever
-//     running two copies of it.
+//     time and boot id), and the job's processes that left it but carry its
+//     MSCHED_HOSTFILE, so the daemon may re-queue the job without running
+//     two copies of it (unless one of them changed its environment).
 //
 // The job's leader also gets SIGKILL when its shepherd dies (Pdeathsig), and
 // when the leader exits the shepherd kills the rest of its process group, so
 // hosts are free when a job is reported finished. Processes that leave the
 // job's process group on purpose (setsid, setpgid, a double fork) are still
 // the shepherd's, a child subreaper: it kills them too before it writes the
-// Result (contain.go says what still escapes without cgroups).
+// Result. If the shepherd dies, Adopt kills the group and those of them that
+// still carry the job's MSCHED_HOSTFILE in their environment (contain.go
+// says what still escapes without cgroups).
 //
 // # Remote jobs
 //
@@ -133,7 +136,9 @@
 //
 // What a remote host needs: sshd, a POSIX login shell for the user (sh,
 // bash, dash, ksh, zsh; not the csh family), /bin/sh, setsid (util-linux),
-// mktemp, sleep and a writable $TMPDIR or /tmp; for MPI, Open MPI's mpirun
+// mktemp, sleep and a writable $TMPDIR or /tmp, and, to kill the job's
+// processes that left its process group, /proc and a grep with -z (GNU,
+// recent BusyBox); for MPI, Open MPI's mpirun
 // on the login's PATH on the first host and the same installation on the
 // others, and the user's own ssh key authorized on every host (mpirun
 // starts its daemons over ssh as the user, with MPI.Agent if set).

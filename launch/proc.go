@@ -9,7 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
-	"unsafe"
+
+	"golang.org/x/sys/unix"
 )
 
 // PidFile is the record a shepherd writes into its pid file. Start times are
@@ -140,10 +141,12 @@ func sameProcess(pid int, start uint64, boot string) bool {
 //
 // A local job's record also holds its EnvMark: the processes that left the
 // group, which the dead shepherd no longer holds as their subreaper
-// (contain.go), are found by that entry of the environment they started
-// with, again among those no older than the leader. So two copies do not run
-// when the job is started again, unless a process changed its environment
-// too.
+// (contain.go), are found by that entry of their environment, again among
+// those no older than the leader. So two copies do not run when the job is
+// started again, unless a process changed its environment too. Only a mark
+// of the form runLocal writes (MSCHED_HOSTFILE=/…) is used. The mark is the
+// job's, not the attempt's: a record must not be acted on once a later
+// attempt has started (the run daemon re-queues only after this returns).
 //
 // A Slurm job has no local process group: what is left of it is the Slurm
 // job, which is cancelled, and waited for, instead, once Slurm says that
@@ -163,11 +166,15 @@ func killOrphans(p PidFile) error {
 	if t, err := procStartTime(p.Pgid); err == nil && t != p.JobStart {
 		group = 0 // the pid was reused: not our group
 	}
-	if group == 0 && p.EnvMark == "" {
+	mark := p.EnvMark
+	if !strings.HasPrefix(mark, envMarkKey+"=/") {
+		mark = "" // not a mark runLocal writes: a pid file must not aim root's kill at anything else
+	}
+	if group == 0 && mark == "" {
 		return nil
 	}
 	for round := 0; round < 50; round++ {
-		pids, err := jobProcesses(group, p.EnvMark, p.JobStart)
+		pids, err := jobProcesses(group, mark, p.JobStart)
 		if err != nil {
 			return err
 		}
@@ -251,22 +258,12 @@ func eachProc(fn func(pid int, st procStat)) error {
 // pid (and so its process group id) cannot be reused while the shepherd
 // cleans up the group. os.Process.Wait reaps it afterwards.
 func waitExitNoReap(pid int) error {
-	const (
-		pPID    = 1         // P_PID
-		wExited = 4         // WEXITED
-		wNoWait = 0x1000000 // WNOWAIT
-	)
-	var info [128]byte // siginfo_t; contents unused
 	for {
-		_, _, e := syscall.Syscall6(syscall.SYS_WAITID, pPID, uintptr(pid),
-			uintptr(unsafe.Pointer(&info[0])), wExited|wNoWait, 0, 0)
-		if e == syscall.EINTR {
-			continue
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return err
 		}
-		if e != 0 {
-			return e
-		}
-		return nil
 	}
 }
 

@@ -445,7 +445,7 @@ func TestLocal_MPI(t *testing.T) {
 }
 
 // A process the job started outside its process group (setsid) is killed
-// with the job: it carries the job's MSCHED_JID.
+// with the job: it carries the job's MSCHED_HOSTFILE.
 func TestSSH_EscapedProcessKilledAtEnd(t *testing.T) {
 	s := testSSHD(t)
 	id := testUser(t)

@@ -44,9 +44,14 @@ func ShepherdMain() int {
 		return ExitBadSpec
 	}
 	// This process is the job's shepherd and nothing else: it may own
-	// every process the job starts (contain.go). Without it (a kernel
-	// older than 3.4), what leaves the job's process group escapes.
-	becomeSubreaper()
+	// every process a local job starts (contain.go). Without it (a kernel
+	// older than 3.4), what leaves the job's process group is found by
+	// its environment only if the shepherd dies. An ssh or Slurm job's
+	// children here are ssh's and Slurm's commands, whose own orphans are
+	// not the job's.
+	if spec.SSH == nil && spec.Slurm == nil {
+		becomeSubreaper()
+	}
 	if err := Shepherd(context.Background(), spec); err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		if errors.Is(err, ErrUnrecorded) {

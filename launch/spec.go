@@ -317,11 +317,14 @@ func (s Spec) mschedEnv(hostfile string) []string {
 // by which its processes are found (PidFile.EnvMark): its host file's path,
 // under the spool and named by the JID. "" if env has none.
 func envMark(env []string) string {
-	if v, ok := lookupEnv(env, "MSCHED_HOSTFILE"); ok && v != "" {
-		return "MSCHED_HOSTFILE=" + v
+	if v, ok := lookupEnv(env, envMarkKey); ok && v != "" {
+		return envMarkKey + "=" + v
 	}
 	return ""
 }
+
+// envMarkKey is the variable of envMark.
+const envMarkKey = "MSCHED_HOSTFILE"
 
 // lookupEnv finds key in env, the last entry winning as in os/exec.
 func lookupEnv(env []string, key string) (string, bool) {

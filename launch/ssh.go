@@ -125,13 +125,13 @@ func shQuote(s string) string {
 // so no job runs on unsupervised. The job itself gets /dev/null as stdin.
 // When the job's leader ends, the rest of its group is killed, as for a
 // local job, and so is every process of the user that carries the job's
-// MSCHED_HOSTFILE (a name mktemp made for this run) in its environment as
-// it was started (/proc/PID/environ, read with grep -z): what left the group
-// (setsid, a daemon's double fork) with the environment the job gave it.
-// Then the host file is removed. (A
-// process that cleared its environment, or a host without /proc or grep
-// -z, escapes: the wrapper cannot own the job's descendants as a local
-// shepherd does.)
+// MSCHED_HOSTFILE (a name mktemp made for this run) in its environment
+// (/proc/PID/environ, read with grep -z), up to 10 rounds: what left the
+// group (setsid, a daemon's double fork) with the environment the job gave
+// it. Then the host file is removed. (A process that cleared or overwrote
+// its environment, as setproctitle does, escapes, and so does everything on
+// a host without /proc or a grep with -z: the wrapper cannot own the job's
+// descendants as a local shepherd does.)
 //
 // Once the job runs, the wrapper's own stderr is /dev/null (dash prints
 // there the death of a background job by a signal it reaps, e.g. "User
@@ -185,6 +185,7 @@ while [ $i -lt 10 ]; do
 	[ -n "$l" ] || break
 	for e in $l; do e=${e#/proc/}; kill -KILL "${e%/environ}"; done
 	i=$((i+1))
+	sleep 0.1 || sleep 1
 done
 kill "$w"
 rm -f "$f"
