@@ -82,6 +82,22 @@ func gone(pid int) bool {
 	return i+2 < len(b) && b[i+2] == 'Z'
 }
 
+// killShepherdAndAdopt kills the job's shepherd with SIGKILL, as a crash
+// would, and requires the job lost to its Handle and Gone to Adopt, which
+// kills what is left of it.
+func killShepherdAndAdopt(t *testing.T, h Handle, spec Spec) {
+	t.Helper()
+	syscall.Kill(h.Pid(), syscall.SIGKILL)
+	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
+	defer cancel()
+	if _, err := h.Wait(ctx); !errors.Is(err, ErrLost) {
+		t.Fatalf("Wait: %v, want ErrLost", err)
+	}
+	if a, err := Adopt(spec.PidPath, spec.ResultPath); err != nil || a.State != Gone {
+		t.Fatalf("Adopt: %v %v, want gone", a.State, err)
+	}
+}
+
 // gated is the argv of a job that waits for the file gate (openGate), then
 // runs the shell command then. It must still be running when the test looks
 // (an Adopt), however slow the machine: a job that merely sleeps may have
@@ -487,16 +503,7 @@ func TestAdopt_ShepherdKilled(t *testing.T) {
 		rec, err = ReadPidFile(spec.PidPath)
 		return err == nil && rec.Pgid != 0
 	})
-	syscall.Kill(h.Pid(), syscall.SIGKILL)
-	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
-	defer cancel()
-	if _, err := h.Wait(ctx); !errors.Is(err, ErrLost) {
-		t.Fatalf("Wait: %v, want ErrLost", err)
-	}
-	a, err := Adopt(spec.PidPath, spec.ResultPath)
-	if err != nil || a.State != Gone {
-		t.Fatalf("Adopt: %v %v, want gone", a.State, err)
-	}
+	killShepherdAndAdopt(t, h, spec)
 	eventually(t, "job gone", func() bool { return gone(rec.Pgid) && gone(child) })
 }
 
@@ -518,15 +525,7 @@ func TestAdopt_ShepherdKilledEscapedProcess(t *testing.T) {
 	if want := "MSCHED_HOSTFILE=" + filepath.Join(spec.Dir, "j1.hosts"); rec.EnvMark != want {
 		t.Errorf("EnvMark %q, want %q", rec.EnvMark, want)
 	}
-	syscall.Kill(h.Pid(), syscall.SIGKILL)
-	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
-	defer cancel()
-	if _, err := h.Wait(ctx); !errors.Is(err, ErrLost) {
-		t.Fatalf("Wait: %v, want ErrLost", err)
-	}
-	if a, err := Adopt(spec.PidPath, spec.ResultPath); err != nil || a.State != Gone {
-		t.Fatalf("Adopt: %v %v, want gone", a.State, err)
-	}
+	killShepherdAndAdopt(t, h, spec)
 	// Killed, if not yet dead: its environment may read empty before it
 	// is a zombie, and Adopt stops looking then.
 	eventually(t, "the escaped process killed by Adopt", func() bool { return gone(esc) })

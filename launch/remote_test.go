@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -289,16 +288,7 @@ func TestSSH_ShepherdKilled(t *testing.T) {
 			}
 			leader, child := remotePids(t, spec.Dir)
 			begin := time.Now()
-			syscall.Kill(h.Pid(), syscall.SIGKILL)
-			ctx, cancel := context.WithTimeout(context.Background(), waitBound)
-			defer cancel()
-			if _, err := h.Wait(ctx); !errors.Is(err, ErrLost) {
-				t.Fatalf("Wait: %v, want ErrLost", err)
-			}
-			a, err := Adopt(spec.PidPath, spec.ResultPath)
-			if err != nil || a.State != Gone {
-				t.Fatalf("Adopt: %v %v, want gone", a.State, err)
-			}
+			killShepherdAndAdopt(t, h, spec)
 			checkGone(t, leader, child)
 			t.Logf("remote job gone %v after the shepherd's death", time.Since(begin).Round(time.Millisecond))
 		})

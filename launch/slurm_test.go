@@ -3,14 +3,12 @@ package launch
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -208,15 +206,7 @@ func TestSlurm_ShepherdKilled(t *testing.T) {
 	spec := slurmSpec(t, bed, "sleep", "60")
 	h, rec := startSlurm(t, spec)
 	eventually(t, "the Slurm job running", func() bool { return scontrolJob(t, spec.Slurm, rec.SlurmJob).State == "RUNNING" })
-	syscall.Kill(h.Pid(), syscall.SIGKILL)
-	ctx, cancel := context.WithTimeout(context.Background(), waitBound)
-	defer cancel()
-	if _, err := h.Wait(ctx); !errors.Is(err, ErrLost) {
-		t.Fatalf("Wait: %v, want ErrLost", err)
-	}
-	if a, err := Adopt(spec.PidPath, spec.ResultPath); err != nil || a.State != Gone {
-		t.Fatalf("Adopt: %v %v, want gone", a.State, err)
-	}
+	killShepherdAndAdopt(t, h, spec)
 	if j := scontrolJob(t, spec.Slurm, rec.SlurmJob); !j.final() {
 		t.Fatalf("Slurm job %s still %s after Adopt found it gone", rec.SlurmJob, j.State)
 	}
