@@ -24,7 +24,6 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,6 +32,7 @@ import (
 	"msched/acct"
 	"msched/daemons"
 	"msched/hoststat"
+	"msched/launch"
 	"msched/spool"
 )
 
@@ -825,7 +825,11 @@ func (r *run) count(subs []submission) (*Result, error) {
 			res.Problems = append(res.Problems, fmt.Sprintf(format, a...))
 		}
 	}
-	for _, pid := range r.leftRunning() {
+	left, err := launch.JobsRunningFrom(filepath.Join(r.sp.Path(spool.DirDB), daemons.RunDir))
+	if err != nil {
+		return nil, fmt.Errorf("chaos: %w", err)
+	}
+	for _, pid := range left {
 		res.LeftRunning++
 		problem("process %d of a reported job still runs", pid)
 		syscall.Kill(pid, syscall.SIGKILL)
@@ -893,33 +897,6 @@ func (r *run) count(subs []submission) (*Result, error) {
 		}
 	}
 	return res, nil
-}
-
-// leftRunning lists the live processes of this run's jobs: those whose
-// environment started with a host file in the run daemon's directory of
-// this spool (MSCHED_HOSTFILE, which only they have).
-func (r *run) leftRunning() []int {
-	prefix := []byte("MSCHED_HOSTFILE=" + filepath.Join(r.sp.Path(spool.DirDB), daemons.RunDir) + "/")
-	var pids []int
-	ents, _ := os.ReadDir("/proc")
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		stat, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if i := bytes.LastIndexByte(stat, ')'); err != nil || i < 0 || i+2 >= len(stat) || stat[i+2] == 'Z' {
-			continue // gone, or a zombie: dead, waiting for its parent
-		}
-		env, _ := os.ReadFile("/proc/" + e.Name() + "/environ")
-		for v := range bytes.SplitSeq(env, []byte{0}) {
-			if bytes.HasPrefix(v, prefix) {
-				pids = append(pids, pid)
-				break
-			}
-		}
-	}
-	return pids
 }
 
 func deref(p *int) any {

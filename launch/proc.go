@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -131,10 +132,11 @@ func sameProcess(pid int, start uint64, boot string) bool {
 //
 // The group id is the leader's pid, so it must not be trusted blindly: if a
 // process with that pid exists and is not our leader (start time differs),
-// the id has been reused and the group is not signalled. If the leader is gone, the
-// kernel does not hand its pid out again while members of its group live, so
-// the members found are ours; members are found by scanning /proc and must
-// have started no earlier than the leader. (The remaining blind spot: our
+// the id has been reused and the group is not signalled. If the leader is
+// gone, the kernel does not hand its pid out again while members of its
+// group live, so the members found are ours; members are found by scanning
+// /proc and must have started no earlier than the leader. (The remaining
+// blind spot: our
 // group emptied, then a new process got the same pid, made its own group and
 // exited leaving children, all between two scans. It needs a full pid
 // wraparound in that window.)
@@ -204,22 +206,41 @@ func jobProcesses(pgid int, envMark string, minStart uint64) ([]int, error) {
 		if st.start < minStart || st.state == 'Z' { // a zombie waits for its parent; killing it does nothing
 			return
 		}
-		if pgid != 0 && st.pgrp == pgid || mark != nil && hasEnv(pid, mark) {
+		if pgid != 0 && st.pgrp == pgid || mark != nil && hasEnv(pid, func(e []byte) bool { return bytes.Equal(e, mark) }) {
 			pids = append(pids, pid)
 		}
 	})
 	return pids, err
 }
 
-// hasEnv reports whether entry (KEY=value) is in pid's starting
-// environment.
-func hasEnv(pid int, entry []byte) bool {
+// JobsRunningFrom lists the live (non-zombie) processes of the jobs whose
+// host files lie in dir (the run daemon's directory of one spool), by the
+// MSCHED_HOSTFILE in their environment: the chaos suite's check that no
+// process of a job outlives its report.
+func JobsRunningFrom(dir string) ([]int, error) {
+	abs, err := filepath.Abs(dir) // as normalize makes Spec.HostfilePath
+	if err != nil {
+		return nil, fmt.Errorf("launch: %w", err)
+	}
+	prefix := []byte(envMarkKey + "=" + abs + "/")
+	var pids []int
+	err = eachProc(func(pid int, st procStat) {
+		if st.state != 'Z' && hasEnv(pid, func(e []byte) bool { return bytes.HasPrefix(e, prefix) }) {
+			pids = append(pids, pid)
+		}
+	})
+	return pids, err
+}
+
+// hasEnv reports whether an entry (KEY=value) of pid's environment
+// matches.
+func hasEnv(pid int, match func(entry []byte) bool) bool {
 	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/environ")
 	if err != nil {
 		return false
 	}
 	for e := range bytes.SplitSeq(b, []byte{0}) {
-		if bytes.Equal(e, entry) {
+		if match(e) {
 			return true
 		}
 	}

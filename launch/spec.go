@@ -308,7 +308,7 @@ func (s Spec) mschedEnv(hostfile string) []string {
 		env = append(env, "MSCHED_ARRAY_JOB_ID="+s.ArrayJob, "MSCHED_ARRAY_INDEX="+strconv.Itoa(s.ArrayIndex))
 	}
 	if hostfile != "" {
-		env = append(env, "MSCHED_HOSTFILE="+hostfile)
+		env = append(env, envMarkKey+"="+hostfile)
 	}
 	return env
 }
@@ -323,7 +323,7 @@ func envMark(env []string) string {
 	return ""
 }
 
-// envMarkKey is the variable of envMark.
+// envMarkKey is the variable of envMark, MSCHED_HOSTFILE.
 const envMarkKey = "MSCHED_HOSTFILE"
 
 // lookupEnv finds key in env, the last entry winning as in os/exec.
