@@ -49,8 +49,8 @@ import (
 //   - FPFS's mean response time (Table 5): one cluster of 32 hosts, total
 //     requests of 4 components uniform on 1..4 (the only setting of the
 //     paper in which FCFS is stable at utilisation 0.78), Poisson arrivals
-//     offering utilisation 0.78, Jobs jobs; fcfs for MaxJumps 0 (fpfs's
-//     MaxJumps 0 means "the default") and fpfs with MaxJumps 7 and 20. The
+//     offering utilisation 0.78, Jobs jobs; fpfs with MaxJumps 0 (which is
+//     fcfs), 7 and 20. The
 //     mean of end minus submit over jobs Jobs/10 on, in time units.
 //
 // Each run draws from a *rand.Rand of its own, seeded from Seed (saturated
@@ -254,10 +254,10 @@ func coallocMachine() sim.Machine {
 	return sim.Clusters([]int{coallocClusterSize, coallocClusterSize, coallocClusterSize, coallocClusterSize})
 }
 
-// coallocRun simulates jobs on m under the named policy (fpfs's MaxJumps
-// given) with cfg's fit, in a closed system of backlog jobs when backlog >
-// 0.
-func coallocRun(ctx context.Context, cfg CoallocConfig, m sim.Machine, jobs []sim.Job, name string, maxJumps, backlog int) (*sim.Result, error) {
+// coallocRun simulates jobs on m under the named policy (with fpfs's
+// MaxJumps, nil for the default) with cfg's fit, in a closed system of
+// backlog jobs when backlog > 0.
+func coallocRun(ctx context.Context, cfg CoallocConfig, m sim.Machine, jobs []sim.Job, name string, maxJumps *int, backlog int) (*sim.Result, error) {
 	s, err := sim.New(sim.Config{Machine: m, Backlog: backlog}, jobs)
 	if err != nil {
 		return nil, err
@@ -290,7 +290,7 @@ func CoallocSaturated(ctx context.Context, cfg CoallocConfig, rt workload.Reques
 		return 0, err
 	}
 	m := coallocMachine()
-	r, err := coallocRun(ctx, cfg, m, jobs, "fcfs", 0, coallocBacklog)
+	r, err := coallocRun(ctx, cfg, m, jobs, "fcfs", nil, coallocBacklog)
 	if err != nil {
 		return 0, err
 	}
@@ -366,8 +366,8 @@ func CoallocBinFill(ctx context.Context, cfg CoallocConfig, rt workload.RequestT
 
 // CoallocResponseTime is the mean response time, in time units, on one
 // cluster of 32 hosts, of total requests (the sum of 4 components uniform
-// on 1..4) arriving at utilisation util, under fcfs (maxJumps 0) or fpfs
-// with that MaxJumps.
+// on 1..4) arriving at utilisation util, under fpfs with that MaxJumps
+// (0 is fcfs).
 func CoallocResponseTime(ctx context.Context, cfg CoallocConfig, util float64, maxJumps int) (float64, error) {
 	if err := cfg.defaults(); err != nil {
 		return 0, err
@@ -380,18 +380,14 @@ func CoallocResponseTime(ctx context.Context, cfg CoallocConfig, util float64, m
 }
 
 // coallocOpen simulates cfg.Jobs jobs of request type rt, components
-// uniform on 1..n2, arriving at utilisation util (Poisson) on m, under fcfs
-// (maxJumps 0) or fpfs with that MaxJumps.
+// uniform on 1..n2, arriving at utilisation util (Poisson) on m, under
+// fpfs with that MaxJumps (0 is fcfs).
 func coallocOpen(ctx context.Context, cfg CoallocConfig, m sim.Machine, rt workload.RequestType, n2 int, util float64, maxJumps int, seed int64) (*sim.Result, error) {
 	jobs, err := coallocJobs(cfg, rt, n2, cfg.Jobs, util, seed)
 	if err != nil {
 		return nil, err
 	}
-	name := "fpfs"
-	if maxJumps == 0 {
-		name = "fcfs"
-	}
-	return coallocRun(ctx, cfg, m, jobs, name, maxJumps, 0)
+	return coallocRun(ctx, cfg, m, jobs, "fpfs", new(maxJumps), 0)
 }
 
 // meanResponse is the mean of end minus submit over r's jobs from index

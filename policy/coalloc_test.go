@@ -222,7 +222,7 @@ func TestScan_CoallocatedJobThatDoesNotFit(t *testing.T) {
 	if ids, _ := started(newHarness(t, "fcfs", Options{}).plan(s)); len(ids) != 0 {
 		t.Errorf("fcfs started %v behind WIDE", ids)
 	}
-	h := newHarness(t, "fpfs", Options{MaxJumps: 1})
+	h := newHarness(t, "fpfs", Options{MaxJumps: new(1)})
 	d := Decider{Policy: h.p}
 	dec, err := d.Decide(context.Background(), s)
 	if err != nil {

@@ -16,11 +16,10 @@ import (
 //     whole queue).
 //   - fpfs: Bucur and Epema's Fit Processors First Served: arrival order,
 //     skipping, but a job may be overtaken at most Options.MaxJumps times
-//     (default 7; negative: unbounded, which is fcfs-fill); once a waiting
-//     job has been overtaken that often, no job behind it starts until it
-//     has started. Overtakes are counted across Plan calls, by job ID. The
-//     paper's MaxJumps 0 is exactly fcfs (Options cannot say 0, which means
-//     "default"); use fcfs for it.
+//     (default 7; negative: unbounded, which is fcfs-fill; 0, as in the
+//     paper, is exactly fcfs); once a waiting job has been overtaken that
+//     often, no job behind it starts until it has started. Overtakes are
+//     counted across Plan calls, by job ID.
 //   - lwf and lwf-strict: see lwf.go.
 //
 // fcfs, fcfs-fill and fpfs also place multicluster requests that must be
@@ -39,7 +38,7 @@ var (
 	})
 	_ = register("fpfs", func(o Options) (Policy, error) {
 		o = o.withDefaults()
-		return newFPFS(o, o.MaxJumps), nil
+		return newFPFS(o, *o.MaxJumps), nil
 	})
 )
 
@@ -63,7 +62,7 @@ type scanPolicy struct {
 }
 
 // newFPFS builds fpfs with the given bound; maxJumps < 0 is unbounded and
-// 0 is fcfs (allowed here for tests, see above).
+// 0 is fcfs.
 func newFPFS(o Options, maxJumps int) *scanPolicy {
 	return &scanPolicy{name: "fpfs", m: newMachine(o).coallocates(), fill: true,
 		bounded: maxJumps >= 0, maxJumps: maxJumps,

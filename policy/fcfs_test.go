@@ -80,7 +80,7 @@ func TestScan_FCFSStopsFillSkips(t *testing.T) {
 //
 // fcfs-fill on the same calls starts S3 at call 2.
 func TestScan_FPFSBoundsOvertakingAcrossCalls(t *testing.T) {
-	h := newHarness(t, "fpfs", Options{MaxJumps: 2})
+	h := newHarness(t, "fpfs", Options{MaxJumps: new(2)})
 	fill := newHarness(t, "fcfs-fill", Options{})
 	r := running("R", 1000*time.Second, "h0")
 	wide := job("WIDE", 0, 4, 4, 10*time.Second)
@@ -142,7 +142,7 @@ func TestScan_FPFSZeroIsFCFS(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
 	for i := 0; i < 200; i++ {
 		s := randomSnapshot(rng, false)
-		a, _ := newFPFS(Options{}, 0).Plan(context.Background(), s)
+		a, _ := newHarness(t, "fpfs", Options{MaxJumps: new(0)}).p.Plan(context.Background(), s)
 		b, _ := mustNew(t, "fcfs").Plan(context.Background(), s)
 		ia, _ := started(a)
 		ib, _ := started(b)

@@ -144,11 +144,12 @@ const stallWithin = 200 * time.Millisecond
 // starved returns, as ga.Problem.First, the oldest job that has been
 // overtaken MaxJumps times (prob's tasks are in arrival order), or nil.
 func (p *gaPolicy) starved(prob *ga.Problem) []int {
-	if p.o.MaxJumps < 0 {
+	maxJumps := *p.o.MaxJumps
+	if maxJumps < 0 {
 		return nil
 	}
 	for k, t := range prob.Tasks {
-		if p.jumps[t.ID] >= p.o.MaxJumps {
+		if p.jumps[t.ID] >= maxJumps {
 			return []int{k}
 		}
 	}

@@ -20,9 +20,12 @@ type Options struct {
 	// GA settings.
 	Population  int           // individuals; default 60 (the paper's)
 	Window      int           // queued jobs in the live population; default 20
-	MaxJumps    int           // times a job may be overtaken; default 7 (FPFS's MaxJumps); <0: unbounded
 	Generations int           // generations per decision (simulation); default 50 when TimeBudget is 0
 	TimeBudget  time.Duration // wall time per decision (live); 0: use Generations
+	// MaxJumps is how many times a job may be overtaken by later jobs
+	// (FPFS's MaxJumps): nil: DefaultMaxJumps; 0: never (fpfs is then
+	// fcfs, and the GA keeps the oldest job first); < 0: unbounded.
+	MaxJumps *int
 	// Stall ends a decision's evolution early, within TimeBudget, once the
 	// best schedule has not improved for this many generations, when the
 	// decision follows the previous one within 200 ms: under a burst
@@ -123,8 +126,8 @@ func (o Options) withDefaults() Options {
 	if o.Window <= 0 {
 		o.Window = DefaultWindow
 	}
-	if o.MaxJumps == 0 {
-		o.MaxJumps = DefaultMaxJumps
+	if o.MaxJumps == nil {
+		o.MaxJumps = new(DefaultMaxJumps)
 	}
 	if o.Generations <= 0 && o.TimeBudget <= 0 {
 		o.Generations = DefaultGens

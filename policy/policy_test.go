@@ -111,7 +111,7 @@ func TestPolicies_StartOnlyOnFreeHosts(t *testing.T) {
 // and fails t if WIDE ever starts (h0 is busy throughout).
 func overtakeRounds(t *testing.T, maxJumps int) []int {
 	t.Helper()
-	h := newHarness(t, "ga-xms", Options{Seed: 3, Generations: 30, MaxJumps: maxJumps})
+	h := newHarness(t, "ga-xms", Options{Seed: 3, Generations: 30, MaxJumps: new(maxJumps)})
 	running := []RunningJob{{ID: "R", Hosts: []string{"h0"}, Start: t0, End: t0.Add(100 * time.Second)}}
 	queue := []QueuedJob{job("WIDE", 0, 4, 4, 50*time.Second)}
 	var rounds []int
@@ -129,17 +129,19 @@ func overtakeRounds(t *testing.T, maxJumps int) []int {
 }
 
 // A job overtaken MaxJumps times is placed first: no later job may then
-// start on a host it needs.
+// start on a host it needs. With MaxJumps 0 no job may overtake it at all.
 func TestGA_OvertakingIsBounded(t *testing.T) {
-	overtakes := 0
-	for i, n := range overtakeRounds(t, 2) {
-		overtakes += n
-		if overtakes > 2 && n > 0 {
-			t.Fatalf("round %d: %d jobs overtook WIDE after it had been overtaken %d times (MaxJumps 2)", i+1, n, overtakes-n)
+	for _, maxJumps := range []int{2, 0} {
+		overtakes := 0
+		for i, n := range overtakeRounds(t, maxJumps) {
+			overtakes += n
+			if overtakes > maxJumps && n > 0 {
+				t.Fatalf("MaxJumps %d: round %d: %d jobs overtook WIDE after it had been overtaken %d times", maxJumps, i+1, n, overtakes-n)
+			}
 		}
-	}
-	if overtakes == 0 {
-		t.Fatal("no small job ever started: the test shows nothing")
+		if maxJumps > 0 && overtakes == 0 {
+			t.Fatal("no small job ever started: the test shows nothing")
+		}
 	}
 }
 

@@ -188,7 +188,7 @@ func hostsMachine(cfg config, file string) (sim.Machine, error) {
 // (population, pool, overtaking bound; ga-plan's plan.* settings) with a
 // budget of gens generations per decision instead of the live time budget.
 func simOptions(cfg config, gens int) policy.Options {
-	return policy.Options{Generations: gens, Population: cfg.Population, Window: cfg.Window, MaxJumps: cfg.MaxJumps,
+	return policy.Options{Generations: gens, Population: cfg.Population, Window: cfg.Window, MaxJumps: new(cfg.MaxJumps),
 		Fit: cfg.Fit, LocalSearch: cfg.LocalSearch, Plan: cfg.Plan}
 }
 

@@ -77,3 +77,28 @@ func TestSimulate_GAUsesConfiguredWindow(t *testing.T) {
 		t.Errorf("ga.window 0: %v, want an error naming ga.window", err)
 	}
 }
+
+// ga.max_jumps 0 means that no job may be overtaken, as in the paper: fpfs
+// is then fcfs, where the default bound (7) lets jobs overtake.
+func TestSimulate_MaxJumpsZeroIsFCFS(t *testing.T) {
+	trace := simulateTrace(t)
+	fcfs, err := simulateJSON(t, "--workload", trace, "--policy", "fcfs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def, err := simulateJSON(t, "--workload", trace, "--policy", "fpfs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if def["mean_wait_s"] == fcfs["mean_wait_s"] {
+		t.Fatalf("fpfs with the default bound waits as fcfs does (%v): the setting cannot show", def["mean_wait_s"])
+	}
+	t.Setenv("MSCHED_GA_MAX_JUMPS", "0")
+	zero, err := simulateJSON(t, "--workload", trace, "--policy", "fpfs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if zero["mean_wait_s"] != fcfs["mean_wait_s"] {
+		t.Errorf("fpfs with ga.max_jumps 0: mean wait %v, want fcfs's %v", zero["mean_wait_s"], fcfs["mean_wait_s"])
+	}
+}

@@ -195,7 +195,7 @@ func (s *system) sched(ctx context.Context) (*daemons.Sched, error) {
 		Log:         log,
 		Population:  s.cfg.Population,
 		Window:      s.cfg.Window,
-		MaxJumps:    s.cfg.MaxJumps,
+		MaxJumps:    new(s.cfg.MaxJumps),
 		Fit:         s.cfg.Fit,
 		TimeBudget:  s.cfg.TimeBudget,
 		Stall:       s.cfg.Stall,
