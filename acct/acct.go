@@ -4,7 +4,8 @@
 // reaper writes it (daemons); the command line (status, history), the web
 // page and the chaos checks read it, through Record, ParseRecordLine,
 // Mentions, ReadRecords, ReadRecordsOf, ReadLine, ScanBack and FindRecord
-// here.
+// here; the profiler and learn follow it as it grows, through its
+// rotations, with Follow.
 package acct
 
 import (
@@ -53,6 +54,20 @@ type Record struct {
 	Attempts         int       `json:"attempts,omitempty"`
 	Cancelled        bool      `json:"cancelled,omitempty"`
 	SWFStatus        int       `json:"swf_status"`
+}
+
+// SWF status codes (field 11) that msched writes, in Record.SWFStatus.
+const (
+	SWFFailed    = 0 // ended with a non-zero status, a signal or a reason, or rejected
+	SWFCompleted = 1 // exit status 0
+	SWFCancelled = 5 // cancelled by its user
+)
+
+// Completed reports whether the job ran to a clean end with a measured run
+// time: only such runs say how long the job takes (a failed or cancelled
+// run stopped early).
+func (r *Record) Completed() bool {
+	return r.SWFStatus == SWFCompleted && r.ActualSeconds != nil && *r.ActualSeconds >= 0
 }
 
 // Latest is the last time r knows of: when the job ended, else started,
@@ -217,10 +232,17 @@ const MaxRecordLine = 1 << 20
 // ReadLine returns the next line without its newline; a line longer than
 // MaxRecordLine comes back empty (no record is that long).
 func ReadLine(r *bufio.Reader) ([]byte, error) {
-	var line []byte
+	line, _, err := readLine(r)
+	return line, err
+}
+
+// readLine is ReadLine, also returning the bytes it read (the newline
+// included).
+func readLine(r *bufio.Reader) (line []byte, n int, err error) {
 	long := false
 	for {
 		chunk, err := r.ReadSlice('\n')
+		n += len(chunk)
 		if !long && len(line)+len(chunk) <= MaxRecordLine {
 			line = append(line, chunk...)
 		} else {
@@ -229,6 +251,6 @@ func ReadLine(r *bufio.Reader) ([]byte, error) {
 		if err == bufio.ErrBufferFull {
 			continue
 		}
-		return bytes.TrimSuffix(line, []byte("\n")), err
+		return bytes.TrimSuffix(line, []byte("\n")), n, err
 	}
 }

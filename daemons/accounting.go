@@ -31,13 +31,6 @@ const swfHeader = `; Version: 2.2
 ; Note: user and executable numbers are assigned in order of first appearance in accounting.jsonl
 `
 
-// SWF status codes (field 11) that msched uses.
-const (
-	swfFailed    = 0 // ended with a non-zero status, a signal or a reason, or rejected
-	swfCompleted = 1 // exit status 0
-	swfCancelled = 5 // cancelled by its user
-)
-
 // recordField bounds each string of a record that a user's file sets (the
 // name, the executable, its category, the model's name, the reason, which
 // may quote the file), so that a record stays far below acct.MaxRecordLine even when JSON
@@ -74,11 +67,11 @@ func NewRecord(j *spool.Job) acct.Record {
 	}
 	switch {
 	case r.Cancelled:
-		r.SWFStatus = swfCancelled
+		r.SWFStatus = acct.SWFCancelled
 	case r.State == spool.OutcomeExited && r.ExitStatus != nil && *r.ExitStatus == 0 && r.Reason == "":
-		r.SWFStatus = swfCompleted
+		r.SWFStatus = acct.SWFCompleted
 	default:
-		r.SWFStatus = swfFailed
+		r.SWFStatus = acct.SWFFailed
 	}
 	return r
 }

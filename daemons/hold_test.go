@@ -110,7 +110,7 @@ func TestSched_Dependencies(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, _ := json.Marshal(acct.Record{JID: reaped, State: spool.OutcomeExited, ExitStatus: &zero, SWFStatus: swfCompleted})
+	rec, _ := json.Marshal(acct.Record{JID: reaped, State: spool.OutcomeExited, ExitStatus: &zero, SWFStatus: acct.SWFCompleted})
 	if err := os.WriteFile(filepath.Join(sp.Path(spool.DirDB), acct.JSONL), append(rec, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func TestHolds_OneLogReadPerCycle(t *testing.T) {
 		t.Fatal(err)
 	}
 	zero := 0
-	rec, _ := json.Marshal(acct.Record{JID: reaped, State: spool.OutcomeExited, ExitStatus: &zero, SWFStatus: swfCompleted})
+	rec, _ := json.Marshal(acct.Record{JID: reaped, State: spool.OutcomeExited, ExitStatus: &zero, SWFStatus: acct.SWFCompleted})
 	if err := os.WriteFile(filepath.Join(sp.Path(spool.DirDB), acct.JSONL), append(rec, '\n'), 0o644); err != nil {
 		t.Fatal(err)
 	}

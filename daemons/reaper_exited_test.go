@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"msched/acct"
 	"msched/spool"
 )
 
@@ -44,7 +45,7 @@ func TestReaper_ReportsJobsLeftInExited(t *testing.T) {
 		t.Errorf("exited/ still there: %v", err)
 	}
 	recs, _ := accountingLines(t, sp)
-	if len(recs) != 1 || recs[0].JID != jid || recs[0].State != spool.OutcomeExited || recs[0].SWFStatus != swfCompleted {
+	if len(recs) != 1 || recs[0].JID != jid || recs[0].State != spool.OutcomeExited || recs[0].SWFStatus != acct.SWFCompleted {
 		t.Errorf("records %+v, want one for %s, exited and completed", recs, jid)
 	}
 	if _, err := os.Stat(filepath.Join(sp.Path(spool.DirReports), jid+".txt")); err != nil {

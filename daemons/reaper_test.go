@@ -121,7 +121,7 @@ func TestReaper_ReportsAccountsAndRemoves(t *testing.T) {
 	}
 	r := recs[0]
 	if r.JID != ok || r.State != "exited" || *r.PredictedSeconds != 10 || *r.ActualSeconds != 8 || *r.WaitSeconds != 5 ||
-		*r.ExitStatus != 0 || r.SWFStatus != swfCompleted || len(r.Hosts) != 2 || r.User != "alice" ||
+		*r.ExitStatus != 0 || r.SWFStatus != acct.SWFCompleted || len(r.Hosts) != 2 || r.User != "alice" ||
 		r.Model != "particles" || r.Executable != "./AppParticles" {
 		t.Errorf("record %+v", r)
 	}

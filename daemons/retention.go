@@ -50,14 +50,14 @@ import (
 //     each rotated SWF file is a whole SWF file with its own numbering.
 //   - Each file is replaced by one rename and the old one is linked to .1
 //     before, so that at every instant accounting.jsonl is a whole log.
-//     A reader that follows the log by offset (learn.Follow) sees a log
-//     shorter than its offset and starts the new one from its start; the
-//     records appended in the last moments before the rotation, after its
-//     last read, are in accounting.jsonl.1 only.
+//     A reader that follows the log (acct.Follow: the profiler's feed,
+//     learn's correction) reads the old file it has open to its end, then
+//     the new log from its start, where the copies above are marked as
+//     such: it loses no record and counts none twice.
 //
-// The web page, `msched model accuracy` and learn read accounting.jsonl
-// only: records older than the rotation are no longer shown or learnt
-// from; they are in the rotated files for whoever wants them.
+// The web page and `msched model accuracy` read accounting.jsonl only:
+// records older than the rotation are no longer shown there; they are in
+// the rotated files for whoever wants them.
 type Retention struct {
 	OutputAge       time.Duration
 	ReportsAge      time.Duration

@@ -303,3 +303,81 @@ func TestRetention_CarriesATornLineWhole(t *testing.T) {
 		t.Fatalf("new log's line %q: %v", lines[0], err)
 	}
 }
+
+// A follower of the log (acct.Follow, as the profiler's feed and learn's
+// correction follow it) across the reaper's own rotation: every record
+// once, the copy of a record carried into the new log marked as a copy.
+func TestRetention_FollowerAcrossRotation(t *testing.T) {
+	sp := newTestSpool(t)
+	db := sp.Path(spool.DirDB)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	alog, err := openAccounting(db)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { alog.close() }()
+	record := func(inSpool bool) string {
+		t.Helper()
+		j := &spool.Job{User: "alice", Command: []string{"./sim"}, Run: &spool.RunInfo{ExitStatus: new(int)}}
+		j.JID = putJob(t, sp, ended, j)
+		if err := alog.record(j); err != nil {
+			t.Fatal(err)
+		}
+		if !inSpool {
+			if err := os.Remove(filepath.Join(sp.Dir(ended), j.JID)); err != nil {
+				t.Fatal(err)
+			}
+		}
+		return j.JID
+	}
+	type given struct {
+		jid    string
+		copied bool
+	}
+	got := make(chan given, 64)
+	done := make(chan error, 1)
+	go func() {
+		done <- acct.Follow(ctx, filepath.Join(db, acct.JSONL), acct.Pos{}, time.Millisecond, func(f acct.Followed) error {
+			got <- given{f.JID, f.Copy}
+			return nil
+		})
+	}()
+	next := func() given {
+		t.Helper()
+		select {
+		case g := <-got:
+			return g
+		case <-time.After(10 * time.Second):
+			t.Fatal("the follower gave nothing within 10 s")
+		}
+		return given{}
+	}
+	j1, j2 := record(false), record(true) // j2 still in ended: carried by the rotation
+	for _, want := range []given{{j1, false}, {j2, false}} {
+		if g := next(); g != want {
+			t.Fatalf("got %+v, want %+v", g, want)
+		}
+	}
+	j3 := record(false) // maybe after the follower's last read of the old log
+	r := &retainer{Retention: Retention{AccountingBytes: 1, AccountingKeep: 1}}
+	if err := r.apply(ctx, sp, alog, testEnv(t, sp).logger("reaper"), time.Now()); err != nil {
+		t.Fatal(err)
+	}
+	if got := jsonlJIDs(t, filepath.Join(db, acct.JSONL)); strings.Join(got, ",") != j2 {
+		t.Fatalf("the new log holds %v, want the copy of %s", got, j2)
+	}
+	j4 := record(false)
+	for _, want := range []given{{j3, false}, {j2, true}, {j4, false}} {
+		if g := next(); g != want {
+			t.Fatalf("got %+v, want %+v", g, want)
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(got) > 0 {
+		t.Fatalf("given more: %+v", <-got)
+	}
+}

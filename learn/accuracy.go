@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"msched/acct"
 )
 
 // NoModel names the predictions of jobs without a performance model (the
@@ -52,7 +54,7 @@ func archKey(archs []string) string {
 }
 
 // keyOf is a record's (model, architecture).
-func keyOf(r Record, archOf func(string) string) Key {
+func keyOf(r acct.Record, archOf func(string) string) Key {
 	m := r.Model
 	if m == "" {
 		m = NoModel
@@ -80,14 +82,14 @@ type Stat struct {
 }
 
 // Usable reports whether a record can measure a prediction: it completed
-// (Record.Completed) and was predicted.
-func Usable(r Record) bool {
+// (acct.Record.Completed) and was predicted.
+func Usable(r acct.Record) bool {
 	return r.Completed() && r.PredictedSeconds != nil && *r.PredictedSeconds > 0
 }
 
 // Accuracy measures every (model, architecture) over the usable records,
 // sorted by model then architecture.
-func Accuracy(recs []Record, archOf func(string) string) []Stat {
+func Accuracy(recs []acct.Record, archOf func(string) string) []Stat {
 	acc := map[Key]*Stat{}
 	for _, r := range recs {
 		if !Usable(r) {

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"msched/acct"
 	"msched/policy"
 )
 
@@ -62,7 +63,7 @@ func (c *Corrector) Add(k Key, predicted, actual float64) {
 }
 
 // Learn adds a usable accounting record (see Usable); others are ignored.
-func (c *Corrector) Learn(r Record, archOf func(string) string) {
+func (c *Corrector) Learn(r acct.Record, archOf func(string) string) {
 	if Usable(r) {
 		c.Add(keyOf(r, archOf), *r.PredictedSeconds, *r.ActualSeconds)
 	}

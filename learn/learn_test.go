@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"msched/acct"
 	"msched/policy"
 )
 
@@ -24,24 +25,26 @@ var arch = map[string]string{"u1": "SunUltra1", "u2": "SunUltra1", "s1": "SunSPA
 
 func archOf(h string) string { return arch[h] }
 
-func readLog(t *testing.T) []Record {
+// readLog reads logLines as acct does: J1..J6 (the junk line and the torn
+// last one are no records).
+func readLog(t *testing.T) []acct.Record {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "accounting.jsonl")
 	if err := os.WriteFile(path, []byte(logLines), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	recs, err := ReadFile(path)
+	var recs []acct.Record
+	err := acct.ReadFile(context.Background(), path, nil, func(r acct.Record) bool {
+		recs = append(recs, r)
+		return true
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return recs
-}
-
-func TestReadFile_SkipsJunkAndTornLine(t *testing.T) {
-	recs := readLog(t)
 	if len(recs) != 6 || recs[5].JID != "J6" {
-		t.Fatalf("%d records (last %+v), want J1..J6", len(recs), recs[len(recs)-1])
+		t.Fatalf("%d records, want J1..J6", len(recs))
 	}
+	return recs
 }
 
 // J1, J2 on SunUltra1: errors −20 and +50 s (mean 15, mean |·| 35),

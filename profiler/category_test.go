@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"msched/learn"
+	"msched/acct"
 )
 
 func TestCategory(t *testing.T) {
@@ -45,10 +45,10 @@ func TestCategory(t *testing.T) {
 // The feed counts a run in its record's category; a record of an older
 // reaper, which has none, in its executable.
 func TestRecordCategory(t *testing.T) {
-	if got := RecordCategory(learn.Record{Executable: "sh", Category: "sh -c make"}); got != "sh -c make" {
+	if got := RecordCategory(acct.Record{Executable: "sh", Category: "sh -c make"}); got != "sh -c make" {
 		t.Errorf("with a category: %q", got)
 	}
-	if got := RecordCategory(learn.Record{Executable: "./sim"}); got != "./sim" {
+	if got := RecordCategory(acct.Record{Executable: "./sim"}); got != "./sim" {
 		t.Errorf("without: %q", got)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"text/tabwriter"
 
@@ -37,7 +38,14 @@ are listed as ` + learn.NoModel + `.`,
 			if logFile == "" {
 				logFile = filepath.Join(cfg.Spool, spool.DirDB, acct.JSONL)
 			}
-			recs, err := learn.ReadFile(logFile)
+			if _, err := os.Stat(logFile); err != nil {
+				return err
+			}
+			var recs []acct.Record
+			err = acct.ReadFile(cmd.Context(), logFile, nil, func(r acct.Record) bool {
+				recs = append(recs, r)
+				return true
+			})
 			if err != nil {
 				return err
 			}

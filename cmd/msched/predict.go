@@ -25,14 +25,14 @@ import (
 // writes where each prediction came from into the job's schedule.
 func (s *system) predictor(ctx context.Context, models policy.Predictor, log *slog.Logger) (policy.Predictor, error) {
 	db := s.sp.Path(spool.DirDB)
-	acct := filepath.Join(db, acct.JSONL)
+	acctLog := filepath.Join(db, acct.JSONL)
 	prof, err := profiler.Open(filepath.Join(db, "profiler.db"), profiler.Options{Confidence: s.cfg.Learn.Confidence})
 	if err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, prof.Close)
 	go func() {
-		if err := profiler.FeedFromAccounting(ctx, acct, prof); err != nil {
+		if err := profiler.FeedFromAccounting(ctx, acctLog, prof); err != nil {
 			log.Error("profiler: feed from the accounting log stopped", "err", err)
 		}
 	}()
@@ -47,8 +47,10 @@ func (s *system) predictor(ctx context.Context, models policy.Predictor, log *sl
 			return ""
 		}
 		go func() {
-			err := learn.Follow(ctx, acct, 0, profiler.FeedEvery, func(r learn.Record, _ int64) error {
-				c.Learn(r, archOf)
+			err := acct.Follow(ctx, acctLog, acct.Pos{}, profiler.FeedEvery, func(f acct.Followed) error {
+				if !f.Copy {
+					c.Learn(f.Record, archOf)
+				}
 				return nil
 			})
 			if err != nil {

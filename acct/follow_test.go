@@ -1,0 +1,236 @@
+package acct
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+func line(jid string) string {
+	return fmt.Sprintf(`{"jid":%q,"state":"exited","swf_status":1}`+"\n", jid)
+}
+
+func appendTo(t *testing.T, path, s string) {
+	t.Helper()
+	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY|os.O_CREATE, 0o644)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(s); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// rotate does to path what the reaper's rotation does (daemons/
+// retention.go, rotateFile): generations move up (the one past keep is
+// deleted), path is linked to path.1 (with keep > 0), and a new file,
+// holding the copies of carried's records, replaces path by a rename.
+func rotate(t *testing.T, path string, keep int, carried ...string) {
+	t.Helper()
+	gen := func(i int) string { return path + "." + strconv.Itoa(i) }
+	if keep > 0 {
+		os.Remove(gen(keep))
+		for i := keep - 1; i >= 1; i-- {
+			os.Rename(gen(i), gen(i+1))
+		}
+		if err := os.Link(path, gen(1)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var b strings.Builder
+	for _, jid := range carried {
+		b.WriteString(line(jid))
+	}
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// seen collects what a follower gives: JIDs, copies marked "JID(copy)".
+type seen struct {
+	got  []string
+	last Pos
+}
+
+func (s *seen) fn(f Followed) error {
+	name := f.JID
+	if f.Copy {
+		name += "(copy)"
+	}
+	s.got = append(s.got, name)
+	s.last = f.Next
+	return nil
+}
+
+// take returns what was given since the last take.
+func (s *seen) take() string {
+	out := strings.Join(s.got, " ")
+	s.got = nil
+	return out
+}
+
+func poll(t *testing.T, fl *follower, s *seen) string {
+	t.Helper()
+	if err := fl.poll(context.Background(), s.fn); err != nil {
+		t.Fatal(err)
+	}
+	return s.take()
+}
+
+func startAt(t *testing.T, path string, from Pos) *follower {
+	t.Helper()
+	fl := &follower{path: path}
+	if err := fl.start(from); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fl.close)
+	return fl
+}
+
+// A rotation loses nothing and gives nothing twice: the records appended
+// to the old log after the last read are read from it before the new log,
+// whose copies of old records are marked; without a rotation the follower
+// gives what was appended, whole lines only.
+func TestFollow_AcrossRotation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JSONL)
+	var s seen
+	fl := startAt(t, path, Pos{})
+	if got := poll(t, fl, &s); got != "" {
+		t.Fatalf("no log yet: got %q", got)
+	}
+	appendTo(t, path, line("J1")+"not a record\n"+line("J2")+`{"jid":"J3","sta`)
+	if got := poll(t, fl, &s); got != "J1 J2" {
+		t.Fatalf("got %q, want J1 J2 (junk skipped, the torn line not yet whole)", got)
+	}
+	appendTo(t, path, `te":"exited","swf_status":1}`+"\n")
+	rotate(t, path, 2, "J2", "J3") // J3: appended after the last read
+	appendTo(t, path, line("J4"))
+	if got := poll(t, fl, &s); got != "J3 J2(copy) J3(copy) J4" {
+		t.Fatalf("across the rotation: got %q, want J3 J2(copy) J3(copy) J4", got)
+	}
+	appendTo(t, path, line("J2x")) // no longer in the copied prefix
+	if got := poll(t, fl, &s); got != "J2x" {
+		t.Fatalf("got %q, want J2x", got)
+	}
+	if got := poll(t, fl, &s); got != "" {
+		t.Fatalf("nothing new: got %q", got)
+	}
+}
+
+// A follower stopped before a rotation (or two) resumes, from its stored
+// position, in the generation it was reading, and goes on through the
+// newer ones; a position in a file that is gone resumes in the live log,
+// at its offset if the log is that long, else from its start.
+func TestFollow_ResumesInTheRotatedGeneration(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JSONL)
+	appendTo(t, path, line("J0")+line("J1")+line("J2"))
+	var s seen
+	fl := startAt(t, path, Pos{})
+	poll(t, fl, &s)
+	afterJ2 := s.last // 135 bytes, longer than the live log below
+	fl.close()
+
+	appendTo(t, path, line("J3"))
+	rotate(t, path, 3, "J3")
+	appendTo(t, path, line("J4"))
+	rotate(t, path, 3, "J4")
+	appendTo(t, path, line("J5"))
+
+	back := ParsePos(afterJ2.Bytes())
+	if back != afterJ2 {
+		t.Fatalf("Bytes/ParsePos: %+v, want %+v", back, afterJ2)
+	}
+	if got := poll(t, startAt(t, path, back), &s); got != "J3 J3(copy) J4 J4(copy) J5" {
+		t.Fatalf("resumed two rotations later: got %q", got)
+	}
+
+	// The same position once its file has been deleted: the live log is
+	// shorter than its offset, so from the live log's start.
+	os.Remove(path + ".2")
+	if got := poll(t, startAt(t, path, afterJ2), &s); got != "J4 J5" {
+		t.Fatalf("resumed in a deleted file: got %q, want the live log, J4 J5", got)
+	}
+	// An 8-byte offset, as the profiler stored it before positions named
+	// their file, is an offset in the live log.
+	legacy := binary.LittleEndian.AppendUint64(nil, uint64(len(line("J4"))))
+	if got := poll(t, startAt(t, path, ParsePos(legacy)), &s); got != "J5" {
+		t.Fatalf("from an 8-byte offset after J4: got %q, want J5", got)
+	}
+}
+
+// With no generations kept the old log is deleted at the rotation; the
+// follower still reads its end from the file it has open.
+func TestFollow_RotationKeepingNothing(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JSONL)
+	appendTo(t, path, line("J1"))
+	var s seen
+	fl := startAt(t, path, Pos{})
+	poll(t, fl, &s)
+	appendTo(t, path, line("J2"))
+	rotate(t, path, 0, "J2")
+	appendTo(t, path, line("J3"))
+	if got := poll(t, fl, &s); got != "J2 J2(copy) J3" {
+		t.Fatalf("got %q, want J2 J2(copy) J3", got)
+	}
+}
+
+// Follow itself: it waits for the log, gives records as they come, across
+// a rotation, and returns nil when its context ends.
+func TestFollow_UntilCancelled(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JSONL)
+	ctx, cancel := context.WithCancel(context.Background())
+	got := make(chan Followed, 16)
+	done := make(chan error, 1)
+	go func() {
+		done <- Follow(ctx, path, Pos{}, 5*time.Millisecond, func(f Followed) error {
+			got <- f
+			return nil
+		})
+	}()
+	want := func(jid string, copied bool) {
+		t.Helper()
+		select {
+		case f := <-got:
+			if f.JID != jid || f.Copy != copied {
+				t.Fatalf("got %s (copy %v), want %s (copy %v)", f.JID, f.Copy, jid, copied)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no %s within 10 s", jid)
+		}
+	}
+	appendTo(t, path, line("J1"))
+	want("J1", false)
+	rotate(t, path, 1, "J1")
+	appendTo(t, path, line("J2"))
+	want("J1", true)
+	want("J2", false)
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+	if len(got) > 0 {
+		t.Fatalf("given more: %s", (<-got).JID)
+	}
+}
+
+// An error from fn stops Follow with it.
+func TestFollow_ReturnsFnError(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JSONL)
+	appendTo(t, path, line("J1"))
+	boom := fmt.Errorf("boom")
+	err := Follow(context.Background(), path, Pos{}, time.Hour, func(Followed) error { return boom })
+	if err != boom {
+		t.Fatalf("got %v, want boom", err)
+	}
+}
