@@ -56,6 +56,47 @@ type Record struct {
 	SWFStatus        int       `json:"swf_status"`
 }
 
+// End is how a job ended, as its record says: the one reading of a record
+// for every reader (SWF status, `msched history`, the status page, its
+// metrics, afterok: dependencies and submit --wait).
+type End string
+
+// How a job may end; a record is of the first that fits.
+const (
+	EndCancelled End = "cancelled" // cancelled by its user, before or while it ran
+	EndRejected  End = "rejected"  // never ran: invalid, or never placeable
+	EndCompleted End = "completed" // ran and exited by itself with status 0
+	EndKilled    End = "killed"    // ran and was killed by a signal (walltime, a lost host, …)
+	EndFailed    End = "failed"    // ran and ended otherwise: a non-zero status, or given up on (Reason)
+)
+
+// EndOf is the End of a job in state (OutcomeExited "exited", or
+// "rejected") with those cancel flag, exit status, signal and reason; a
+// reason of "cancelled" is a cancel too.
+func EndOf(state string, cancelled bool, exit *int, signal, reason string) End {
+	switch {
+	case cancelled || reason == "cancelled":
+		return EndCancelled
+	case state == outcomeRejected:
+		return EndRejected
+	case state == outcomeExited && exit != nil && *exit == 0 && signal == "" && reason == "":
+		return EndCompleted
+	case signal != "":
+		return EndKilled
+	}
+	return EndFailed
+}
+
+// End is how r's job ended.
+func (r *Record) End() End { return EndOf(r.State, r.Cancelled, r.ExitStatus, r.Signal, r.Reason) }
+
+// The values of Record.State (spool.OutcomeExited, spool.OutcomeRejected,
+// which acct, a leaf, does not import; a test checks they agree).
+const (
+	outcomeExited   = "exited"
+	outcomeRejected = "rejected"
+)
+
 // SWF status codes (field 11) that msched writes, in Record.SWFStatus.
 const (
 	SWFFailed    = 0 // ended with a non-zero status, a signal or a reason, or rejected

@@ -65,10 +65,10 @@ func NewRecord(j *spool.Job) acct.Record {
 			r.WaitSeconds = ptr(run.StartedAt.Sub(j.SubmittedAt).Seconds())
 		}
 	}
-	switch {
-	case r.Cancelled:
+	switch r.End() {
+	case acct.EndCancelled:
 		r.SWFStatus = acct.SWFCancelled
-	case r.State == spool.OutcomeExited && r.ExitStatus != nil && *r.ExitStatus == 0 && r.Reason == "":
+	case acct.EndCompleted:
 		r.SWFStatus = acct.SWFCompleted
 	default:
 		r.SWFStatus = acct.SWFFailed

@@ -33,10 +33,14 @@ func OutcomeOf(r acct.Record) Outcome {
 		Reason: r.Reason, Cancelled: r.Cancelled}
 }
 
-// OK reports whether the job ran and exited by itself with status 0, what
-// afterok: waits for.
+// OK reports whether the job ran and exited by itself with status 0
+// (acct.EndCompleted), what afterok: waits for.
 func (o Outcome) OK() bool {
-	return o.Exited && o.ExitStatus != nil && *o.ExitStatus == 0 && o.Signal == "" && o.Reason == "" && !o.Cancelled
+	state := spool.OutcomeRejected
+	if o.Exited {
+		state = spool.OutcomeExited
+	}
+	return acct.EndOf(state, o.Cancelled, o.ExitStatus, o.Signal, o.Reason) == acct.EndCompleted
 }
 
 // ExitCode is the job's exit status as a shell gives it: the status, or

@@ -163,7 +163,7 @@ func (h *handler) writeMetrics(e *expo) error {
 	ended := map[string]int{}
 	wait := newHisto(waitBuckets)
 	for _, r := range rs {
-		ended[endOutcome(r)]++
+		ended[string(r.End())]++
 		if !r.StartedAt.IsZero() && !r.SubmittedAt.IsZero() {
 			wait.observe(max(r.StartedAt.Sub(r.SubmittedAt).Seconds(), 0))
 		}
@@ -201,22 +201,7 @@ func (h *handler) writeMetrics(e *expo) error {
 // outcomes are the values of msched_jobs_finished_total's outcome label,
 // every one always present (a series that appears only once it is
 // non-zero breaks rate()).
-var outcomes = []string{"completed", "failed", "killed", "cancelled", "rejected"}
-
-// endOutcome is how the job of r ended, one of outcomes.
-func endOutcome(r acct.Record) string {
-	switch {
-	case r.Cancelled || r.Reason == "cancelled":
-		return "cancelled"
-	case r.State == spool.OutcomeRejected:
-		return "rejected"
-	case r.ExitStatus != nil && *r.ExitStatus == 0 && r.Reason == "":
-		return "completed"
-	case r.Signal != "":
-		return "killed"
-	}
-	return "failed"
-}
+var outcomes = []string{string(acct.EndCompleted), string(acct.EndFailed), string(acct.EndKilled), string(acct.EndCancelled), string(acct.EndRejected)}
 
 // waitBuckets are the wait-time histogram's upper bounds, seconds: a
 // second to a day.

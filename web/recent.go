@@ -83,7 +83,7 @@ func recentFromView(v JobView) RecentJob {
 	if !v.StartedAt.IsZero() && !v.SubmittedAt.IsZero() {
 		x.WaitSeconds = ptr(v.StartedAt.Sub(v.SubmittedAt).Seconds())
 	}
-	x.Class, x.Outcome = classify(x.State, v.CancelRequested || v.Reason == "cancelled", v.ExitStatus, v.Signal, v.Reason)
+	x.Class, x.Outcome = classify(x.State, v.CancelRequested, v.ExitStatus, v.Signal, v.Reason)
 	return x
 }
 
@@ -102,12 +102,12 @@ func classify(state string, cancelled bool, exit *int, signal, reason string) (c
 		}
 		outcome += first
 	}
-	switch {
-	case cancelled:
+	switch acct.EndOf(state, cancelled, exit, signal, reason) {
+	case acct.EndCancelled:
 		return classCancelled, outcome
-	case state == spool.OutcomeRejected:
+	case acct.EndRejected:
 		return classRejected, outcome
-	case exit != nil && *exit == 0 && reason == "":
+	case acct.EndCompleted:
 		return classOK, outcome
 	}
 	return classFailed, outcome

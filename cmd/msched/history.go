@@ -110,13 +110,11 @@ func writeHistory(ctx context.Context, w io.Writer, sp *spool.Spool, f jobFilter
 }
 
 // endedAs is how r's job ended, in sacct's words: completed, cancelled or
-// failed.
+// failed (killed, or rejected: it never ran).
 func endedAs(r acct.Record) string {
-	switch {
-	case r.Cancelled:
-		return "cancelled"
-	case r.State == spool.OutcomeExited && r.ExitStatus != nil && *r.ExitStatus == 0 && r.Reason == "":
-		return "completed"
+	switch e := r.End(); e {
+	case acct.EndCompleted, acct.EndCancelled:
+		return string(e)
 	}
 	return "failed"
 }
