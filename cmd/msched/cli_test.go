@@ -196,6 +196,13 @@ func TestConfig_EnvErrorsNameTheVariable(t *testing.T) {
 		}
 	}
 	t.Setenv("MSCHED_GA_WINDOW", "")
+	// A stall of 0 would be the policy's default (10): refused, naming the
+	// values that mean something.
+	t.Setenv("MSCHED_PLAN_STALL", "0")
+	if _, errOut, code := cli(t, sp, "up", "--web", "off"); code != exitError || !strings.Contains(errOut, `MSCHED_PLAN_STALL="0": plan.stall: must be ≥ 1 (generations without improvement), or -1 (never stop early)`) {
+		t.Errorf("MSCHED_PLAN_STALL=0: exit %d %q", code, errOut)
+	}
+	t.Setenv("MSCHED_PLAN_STALL", "")
 	t.Setenv("MSCHED_LEARNING_WINDOW", "0")
 	if _, errOut, _ := cli(t, sp, "up", "--web", "off"); !strings.Contains(errOut, `MSCHED_LEARNING_WINDOW="0": learning.window: must be ≥ 1`) {
 		t.Errorf("MSCHED_LEARNING_WINDOW=0: %q", errOut)

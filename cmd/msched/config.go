@@ -348,6 +348,9 @@ func readKeys(v *viper.Viper) (config, error) {
 		switch {
 		case x < n.min && n.min == 1:
 			return c, keyError(v, n.key, fmt.Errorf("must be ≥ 1, got %d", x))
+		case x == 0 && strings.HasSuffix(n.key, ".stall"):
+			// 0 would read as "the default" to the policy: say what is meant.
+			return c, keyError(v, n.key, fmt.Errorf("must be ≥ 1 (generations without improvement), or -1 (never stop early), got 0"))
 		case x < n.min || x > math.MaxInt32:
 			return c, keyError(v, n.key, fmt.Errorf("%d is out of range", x))
 		}
