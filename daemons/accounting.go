@@ -53,12 +53,12 @@ func NewRecord(j *spool.Job) acct.Record {
 	if j.Schedule != nil {
 		r.Hosts = j.Schedule.Hosts
 	}
-	if p, ok := notify.Predicted(j); ok {
+	if p, ok := j.Predicted(); ok {
 		r.PredictedSeconds = ptr(p.Seconds())
 	}
 	if run := j.Run; run != nil {
 		r.StartedAt, r.EndedAt, r.ExitStatus, r.Signal, r.Attempts = run.StartedAt, run.EndedAt, run.ExitStatus, run.Signal, run.Attempts
-		if a, ok := notify.Actual(j); ok {
+		if a, ok := j.Actual(); ok {
 			r.ActualSeconds = ptr(a.Seconds())
 		}
 		if !run.StartedAt.IsZero() && !j.SubmittedAt.IsZero() {

@@ -46,7 +46,7 @@ func finishedJob(t *testing.T, sp *spool.Spool) string {
 		Schedule: &spool.Schedule{Hosts: []string{"h0", "h1"}, PredictedSeconds: 10},
 		Run:      &spool.RunInfo{StartedAt: sub.Add(5 * time.Second), EndedAt: sub.Add(13 * time.Second), ExitStatus: &zero, Attempts: 1}}
 	jid := putJob(t, sp, spool.Finished, j)
-	out, _ := notify.CapturedPaths(sp.Path(spool.DirOutput), jid)
+	out, _ := spool.CapturedPaths(sp.Path(spool.DirOutput), jid)
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		t.Fatal(err)
 	}

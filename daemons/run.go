@@ -17,7 +17,6 @@ import (
 	"msched/atomicfile"
 	"msched/hoststat"
 	"msched/launch"
-	"msched/notify"
 	"msched/spool"
 )
 
@@ -433,7 +432,7 @@ func (r *runner) doneControl(c spool.Control) {
 // on the JID, so a restarted daemon finds them again (recovery needs no
 // more than that).
 func (r *runner) spec(j *spool.Job) launch.Spec {
-	out, errp := notify.CapturedPaths(r.sp.Path(spool.DirOutput), j.JID)
+	out, errp := spool.CapturedPaths(r.sp.Path(spool.DirOutput), j.JID)
 	s := launch.Spec{
 		JID: j.JID, Argv: j.Command, Dir: j.Workdir,
 		Stdout: j.Stdout, Stderr: j.Stderr,
@@ -692,7 +691,7 @@ func (r *runner) start(rj *runJob) bool {
 	}
 	j.Reason = ""
 	// The spool captures what the job names no destination for, in
-	// output/<JID>/ (notify.CapturedPaths). A destination the job names is
+	// output/<JID>/ (spool.CapturedPaths). A destination the job names is
 	// its own: the shepherd opens it as the user, and a missing directory
 	// there is the job's start error.
 	var captured []string

@@ -3,7 +3,6 @@ package daemons
 import (
 	"testing"
 
-	"msched/notify"
 	"msched/spool"
 )
 
@@ -18,7 +17,7 @@ func TestRun_ArrayMemberEnv(t *testing.T) {
 	})
 	startDaemon(t, newRun(t, sp, 0).Run)
 	inState(t, sp, jid, spool.Finished)
-	out, _ := notify.CapturedPaths(sp.Path(spool.DirOutput), jid)
+	out, _ := spool.CapturedPaths(sp.Path(spool.DirOutput), jid)
 	if got, want := readText(t, out), "J000007|42|"+jid+"\n"; got != want {
 		t.Errorf("the member's output %q, want %q", got, want)
 	}

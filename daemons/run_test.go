@@ -9,7 +9,6 @@ import (
 	"testing"
 	"time"
 
-	"msched/notify"
 	"msched/spool"
 )
 
@@ -55,7 +54,7 @@ func TestRun_Outcomes(t *testing.T) {
 			if historyCount(j, spool.Running) != 1 || historyCount(j, spool.Finished) != 1 {
 				t.Errorf("history %+v", j.History)
 			}
-			out, errp := notify.CapturedPaths(sp.Path(spool.DirOutput), jid)
+			out, errp := spool.CapturedPaths(sp.Path(spool.DirOutput), jid)
 			stdout := readText(t, out)
 			if !strings.Contains(stdout, "hello from "+tc.args[0]) || !strings.Contains(readText(t, errp), "stderr of") {
 				t.Errorf("output not captured: %q", stdout)
@@ -90,7 +89,7 @@ func TestRun_JobsOwnOutputPaths(t *testing.T) {
 	if got := readText(t, filepath.Join(sd, "out.txt")); !strings.Contains(got, "hello from exit") {
 		t.Errorf("out.txt = %q", got)
 	}
-	_, errp := notify.CapturedPaths(sp.Path(spool.DirOutput), jid)
+	_, errp := spool.CapturedPaths(sp.Path(spool.DirOutput), jid)
 	if !strings.Contains(readText(t, errp), "stderr of exit") {
 		t.Error("stderr without a destination was not captured")
 	}

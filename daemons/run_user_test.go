@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"msched/hoststat"
-	"msched/notify"
 	"msched/spool"
 )
 
@@ -107,7 +106,7 @@ func TestRun_CapturedOutputCannotBeReplacedByTheJob(t *testing.T) {
 		func(j *spool.Job) { j.UID, j.User, j.Workdir = &uid, "nobody", wd })
 	startDaemon(t, newRun(t, sp, 0).Run)
 	inState(t, sp, jid, spool.Finished)
-	out, _ := notify.CapturedPaths(sp.Path(spool.DirOutput), jid)
+	out, _ := spool.CapturedPaths(sp.Path(spool.DirOutput), jid)
 	fi, err := os.Lstat(out)
 	if err != nil || !fi.Mode().IsRegular() {
 		t.Fatalf("captured stdout %s: %v %v, want the regular file the job wrote", out, fi.Mode(), err)
@@ -134,7 +133,7 @@ func TestRun_CapturedOutputOfOwnUserIsPrivate(t *testing.T) {
 	jid := runnable(t, sp, jobArgv(t, "exit", "0"), nil)
 	startDaemon(t, newRun(t, sp, 0).Run)
 	inState(t, sp, jid, spool.Finished)
-	out, _ := notify.CapturedPaths(sp.Path(spool.DirOutput), jid)
+	out, _ := spool.CapturedPaths(sp.Path(spool.DirOutput), jid)
 	di, err := os.Lstat(filepath.Dir(out))
 	if err != nil {
 		t.Fatal(err)

@@ -42,7 +42,7 @@ func RenderBegin(j *spool.Job) Report {
 			line("Attempts", "%d", j.Run.Attempts)
 		}
 	}
-	if predicted, ok := Predicted(j); ok {
+	if predicted, ok := j.Predicted(); ok {
 		line("Predicted", "%s", dur(predicted))
 		estimate(line, j)
 		if !started.IsZero() {

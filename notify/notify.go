@@ -5,7 +5,6 @@ package notify
 
 import (
 	"context"
-	"path/filepath"
 	"slices"
 
 	"msched/spool"
@@ -79,12 +78,3 @@ type NotifierFunc func(ctx context.Context, r Report) error
 
 // Notify calls f.
 func (f NotifierFunc) Notify(ctx context.Context, r Report) error { return f(ctx, r) }
-
-// CapturedPaths returns where the run daemon captures a job's stdout and
-// stderr when the job names no destination: <outputDir>/<jid>/stdout and
-// …/stderr, outputDir being the spool's output/ directory. The run daemon
-// writes there and Render reads from there, so both take the paths from here.
-func CapturedPaths(outputDir, jid string) (stdout, stderr string) {
-	d := filepath.Join(outputDir, jid)
-	return filepath.Join(d, "stdout"), filepath.Join(d, "stderr")
-}

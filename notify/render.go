@@ -178,8 +178,8 @@ func RenderAccuracy(j *spool.Job, outputDir string, acc *ModelAccuracy) Report {
 	if run != nil && run.Attempts > 1 {
 		line("Attempts", "%d", run.Attempts)
 	}
-	actual, hasActual := Actual(j)
-	predicted, hasPredicted := Predicted(j)
+	actual, hasActual := j.Actual()
+	predicted, hasPredicted := j.Predicted()
 	switch {
 	case hasPredicted && hasActual:
 		line("Predicted", "%s", dur(predicted))
@@ -224,7 +224,7 @@ func RenderAccuracy(j *spool.Job, outputDir string, acc *ModelAccuracy) Report {
 		b.WriteString(indent(spool.Clip(j.Original, QuoteLimit)))
 	}
 	if j.Run != nil {
-		out, errPath := CapturedPaths(outputDir, j.JID)
+		out, errPath := spool.CapturedPaths(outputDir, j.JID)
 		if j.Stdout == "" {
 			section(&b, "Standard output", out, true)
 		} else {
@@ -236,28 +236,6 @@ func RenderAccuracy(j *spool.Job, outputDir string, acc *ModelAccuracy) Report {
 	}
 	r.Body = b.String()
 	return r
-}
-
-// Actual is the job's run time, when it has both a start and an end.
-func Actual(j *spool.Job) (time.Duration, bool) {
-	if j.Run == nil || j.Run.StartedAt.IsZero() || j.Run.EndedAt.IsZero() || j.Run.EndedAt.Before(j.Run.StartedAt) {
-		return 0, false
-	}
-	// A job that never started (its last start failed) has neither an exit
-	// status nor a signal; the span between its timestamps is the failed
-	// attempt, not a run time to compare with the prediction.
-	if j.Run.ExitStatus == nil && j.Run.Signal == "" {
-		return 0, false
-	}
-	return j.Run.EndedAt.Sub(j.Run.StartedAt), true
-}
-
-// Predicted is the scheduler's prediction of the job's run time, if any.
-func Predicted(j *spool.Job) (time.Duration, bool) {
-	if j.Schedule == nil || j.Schedule.PredictedSeconds <= 0 || math.IsInf(j.Schedule.PredictedSeconds, 0) {
-		return 0, false
-	}
-	return time.Duration(j.Schedule.PredictedSeconds * float64(time.Second)), true
 }
 
 // PredictionError is the prediction error, signed (positive when the

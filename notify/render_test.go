@@ -65,7 +65,7 @@ func TestRender_ComponentsAndWhy(t *testing.T) {
 // note saying so and where the rest is.
 func TestRender_TruncatesOutput(t *testing.T) {
 	out := t.TempDir()
-	stdout, stderr := CapturedPaths(out, "J000001")
+	stdout, stderr := spool.CapturedPaths(out, "J000001")
 	if err := os.MkdirAll(filepath.Dir(stdout), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -130,7 +130,7 @@ func TestRender_NeverStarted(t *testing.T) {
 // the report, and a FIFO must not block the reaper.
 func TestRender_OutputNotALinkOrFIFO(t *testing.T) {
 	out := t.TempDir()
-	stdout, stderr := CapturedPaths(out, "J000003")
+	stdout, stderr := spool.CapturedPaths(out, "J000003")
 	if err := os.MkdirAll(filepath.Dir(stdout), 0o755); err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package spool
 import (
 	"crypto/rand"
 	"fmt"
+	"math"
+	"path/filepath"
 	"reflect"
 	"strconv"
 	"strings"
@@ -411,3 +413,34 @@ func (d Duration) MarshalYAML() (any, error) { return time.Duration(d).String(),
 
 // IsZero lets omitempty drop an unset walltime.
 func (d Duration) IsZero() bool { return d == 0 }
+
+// CapturedPaths returns where the run daemon captures a job's stdout and
+// stderr when the job names no destination: <outputDir>/<jid>/stdout and
+// …/stderr, outputDir being the spool's output/ directory (DirOutput). The
+// run daemon writes there, and reports and the web page read from there.
+func CapturedPaths(outputDir, jid string) (stdout, stderr string) {
+	d := filepath.Join(outputDir, jid)
+	return filepath.Join(d, "stdout"), filepath.Join(d, "stderr")
+}
+
+// Predicted is the scheduler's prediction of the job's run time, if any.
+func (j *Job) Predicted() (time.Duration, bool) {
+	if j.Schedule == nil || j.Schedule.PredictedSeconds <= 0 || math.IsInf(j.Schedule.PredictedSeconds, 0) {
+		return 0, false
+	}
+	return time.Duration(j.Schedule.PredictedSeconds * float64(time.Second)), true
+}
+
+// Actual is the job's run time, when it has both a start and an end.
+func (j *Job) Actual() (time.Duration, bool) {
+	if j.Run == nil || j.Run.StartedAt.IsZero() || j.Run.EndedAt.IsZero() || j.Run.EndedAt.Before(j.Run.StartedAt) {
+		return 0, false
+	}
+	// A job that never started (its last start failed) has neither an exit
+	// status nor a signal; the span between its timestamps is the failed
+	// attempt, not a run time to compare with the prediction.
+	if j.Run.ExitStatus == nil && j.Run.Signal == "" {
+		return 0, false
+	}
+	return j.Run.EndedAt.Sub(j.Run.StartedAt), true
+}

@@ -16,7 +16,6 @@ import (
 	"msched/evaluator"
 	"msched/hoststat"
 	"msched/learn"
-	"msched/notify"
 	"msched/spool"
 )
 
@@ -210,10 +209,10 @@ func ViewJob(st spool.State, j *spool.Job) JobView {
 	if s := j.Schedule; s != nil {
 		v.Hosts, v.Policy, v.EstimateSource = s.Hosts, s.Policy, s.EstimateSource
 	}
-	if p, ok := notify.Predicted(j); ok {
+	if p, ok := j.Predicted(); ok {
 		v.PredictedSeconds = ptr(p.Seconds())
 	}
-	if a, ok := notify.Actual(j); ok {
+	if a, ok := j.Actual(); ok {
 		v.ActualSeconds = ptr(a.Seconds())
 	}
 	if r := j.Run; r != nil {

@@ -13,7 +13,6 @@ import (
 
 	"msched/acct"
 	"msched/hoststat"
-	"msched/notify"
 	"msched/spool"
 )
 
@@ -205,7 +204,7 @@ func (h *handler) jobPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	p := JobPage{Job: v, Message: messages[r.URL.Query().Get("msg")]}
-	stdout, stderr := notify.CapturedPaths(h.cfg.Spool.Path(spool.DirOutput), v.JID)
+	stdout, stderr := spool.CapturedPaths(h.cfg.Spool.Path(spool.DirOutput), v.JID)
 	for _, f := range []string{stdout, stderr} {
 		if fi, err := os.Lstat(f); err == nil && fi.Mode().IsRegular() {
 			p.Outputs = append(p.Outputs, filepath.Base(f)) // "stdout", "stderr"
@@ -274,7 +273,7 @@ func (h *handler) output(w http.ResponseWriter, r *http.Request) {
 	if !h.operator(w, r, jid) {
 		return
 	}
-	stdout, stderr := notify.CapturedPaths(h.cfg.Spool.Path(spool.DirOutput), jid)
+	stdout, stderr := spool.CapturedPaths(h.cfg.Spool.Path(spool.DirOutput), jid)
 	for _, f := range []string{stdout, stderr} {
 		if filepath.Base(f) == r.PathValue("stream") { // the page's link names
 			h.serveFile(w, r, filepath.Dir(f), filepath.Base(f))
