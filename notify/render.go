@@ -40,7 +40,7 @@ const (
 // Render writes the report for j, a job in finished/ or rejected/. outputDir
 // is the spool's output/ directory (Spool.Path(spool.DirOutput)); the
 // captured stdout and stderr of a job that named no stdout destination are
-// read from there (CapturedPaths). Render never fails: what it cannot read
+// read from there (spool.CapturedPaths). Render never fails: what it cannot read
 // it says it could not read.
 func Render(j *spool.Job, outputDir string) Report { return RenderAccuracy(j, outputDir, nil) }
 
