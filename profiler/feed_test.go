@@ -34,6 +34,25 @@ func feed(t *testing.T, log string, p *Profiler) (stop func()) {
 	}
 }
 
+// feedRuns opens the profiler at db and feeds it from log until it has
+// seen n runs, and a moment more (in which a double count would show),
+// then stops the feed; the caller closes the profiler.
+func feedRuns(t *testing.T, db, log string, n int) *Profiler {
+	t.Helper()
+	p, err := Open(db, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := feed(t, log, p)
+	waitCount(t, p, n)
+	time.Sleep(20 * time.Millisecond)
+	stop()
+	if p.Count() != n {
+		t.Errorf("the profiler saw %d runs, want %d", p.Count(), n)
+	}
+	return p
+}
+
 // The feed observes completed jobs only, each once, and resumes after a
 // restart where it stopped: a torn last line is read when it is whole.
 func TestFeedFromAccounting_OnceAcrossRestart(t *testing.T) {
@@ -48,13 +67,7 @@ func TestFeedFromAccounting_OnceAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := filepath.Join(dir, "profiler.db")
-	p, err := Open(db, Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := feed(t, log, p)
-	waitCount(t, p, 2)
-	stop()
+	p := feedRuns(t, db, log, 2)
 	if e, ok := p.Estimate("/bin/sim", "ann", 2, 0); !ok || e.Mean != 75 {
 		t.Errorf("estimate %+v, want the mean of J1 and J3, 75 s", e)
 	}
@@ -69,18 +82,8 @@ func TestFeedFromAccounting_OnceAcrossRestart(t *testing.T) {
 	f.WriteString(`"actual_seconds":110,"state":"exited","swf_status":1}` + "\n")
 	f.Close()
 
-	q, err := Open(db, Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := feedRuns(t, db, log, 3) // after the restart
 	defer q.Close()
-	stop = feed(t, log, q)
-	waitCount(t, q, 3)
-	time.Sleep(20 * time.Millisecond) // a double count would show now
-	stop()
-	if q.Count() != 3 {
-		t.Errorf("after the restart the profiler saw %d runs, want 3", q.Count())
-	}
 	bins := q.Bins(LevelUser, "/bin/sim", "ann", 0)
 	if len(bins) < 2 || bins[1].N != 2 || bins[1].Mean() != 105 {
 		t.Errorf("ann's 2-host bin %+v, want J1 and J5 (mean 105 s)", bins)
@@ -101,14 +104,7 @@ func TestFeedFromAccounting_AcrossRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	db := filepath.Join(dir, "profiler.db")
-	p, err := Open(db, Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stop := feed(t, log, p)
-	waitCount(t, p, 1)
-	stop()
-	if err := p.Close(); err != nil {
+	if err := feedRuns(t, db, log, 1).Close(); err != nil {
 		t.Fatal(err)
 	}
 
@@ -132,16 +128,9 @@ func TestFeedFromAccounting_AcrossRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	q, err := Open(db, Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	q := feedRuns(t, db, log, 3) // after the rotation: J1, J2, J3 once each
 	defer q.Close()
-	stop = feed(t, log, q)
-	waitCount(t, q, 3)
-	time.Sleep(20 * time.Millisecond) // a double count would show now
-	stop()
-	if e, ok := q.Estimate("/bin/sim", "ann", 1, 0); q.Count() != 3 || !ok || e.Mean != 20 {
-		t.Errorf("after the rotation: %d runs, estimate %+v; want J1, J2, J3 once each (mean 20 s)", q.Count(), e)
+	if e, ok := q.Estimate("/bin/sim", "ann", 1, 0); !ok || e.Mean != 20 {
+		t.Errorf("after the rotation: estimate %+v, want the mean of J1, J2, J3 (20 s)", e)
 	}
 }
