@@ -3,6 +3,7 @@ package acct
 import (
 	"context"
 	"encoding/binary"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -34,16 +35,31 @@ func appendTo(t *testing.T, path, s string) {
 // holding the copies of carried's records, replaces path by a rename.
 func rotate(t *testing.T, path string, keep int, carried ...string) {
 	t.Helper()
+	moveUp(path, keep)
+	if keep > 0 {
+		if err := os.Link(path, path+".1"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	replace(t, path, carried...)
+}
+
+// moveUp is a rotation's first step: the generation past keep is deleted,
+// the others move up one.
+func moveUp(path string, keep int) {
 	gen := func(i int) string { return path + "." + strconv.Itoa(i) }
 	if keep > 0 {
 		os.Remove(gen(keep))
 		for i := keep - 1; i >= 1; i-- {
 			os.Rename(gen(i), gen(i+1))
 		}
-		if err := os.Link(path, gen(1)); err != nil {
-			t.Fatal(err)
-		}
 	}
+}
+
+// replace is a rotation's last step: a new log with copies of carried's
+// records replaces path.
+func replace(t *testing.T, path string, carried ...string) {
+	t.Helper()
 	var b strings.Builder
 	for _, jid := range carried {
 		b.WriteString(line(jid))
@@ -91,7 +107,7 @@ func poll(t *testing.T, fl *follower, s *seen) string {
 func startAt(t *testing.T, path string, from Pos) *follower {
 	t.Helper()
 	fl := &follower{path: path}
-	if err := fl.start(from); err != nil {
+	if err := fl.start(context.Background(), from); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(fl.close)
@@ -232,5 +248,149 @@ func TestFollow_ReturnsFnError(t *testing.T) {
 	err := Follow(context.Background(), path, Pos{}, time.Hour, func(Followed) error { return boom })
 	if err != boom {
 		t.Fatalf("got %v, want boom", err)
+	}
+}
+
+// A rotation seen half done: the generations have moved up (the file read
+// is now .3, the next .2, and .1 is not there yet) while the live log is
+// still the one after. The follower goes through them in turn, and later
+// into the rotation's new log.
+func TestFollow_HalfDoneRotation(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JSONL)
+	appendTo(t, path, line("C1"))
+	var s seen
+	fl := startAt(t, path, Pos{})
+	poll(t, fl, &s)
+	appendTo(t, path, line("C2"))
+	rotate(t, path, 3)
+	appendTo(t, path, line("B1"))
+	rotate(t, path, 3, "B1")
+	appendTo(t, path, line("A1"))
+	moveUp(path, 3) // C is .3, B .2; .1 missing
+	if got := poll(t, fl, &s); got != "C2 B1 B1(copy) A1" {
+		t.Fatalf("during the rotation: got %q, want C2 B1 B1(copy) A1", got)
+	}
+	if err := os.Link(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	replace(t, path, "A1")
+	appendTo(t, path, line("N1"))
+	if got := poll(t, fl, &s); got != "A1(copy) N1" {
+		t.Fatalf("after it: got %q, want A1(copy) N1", got)
+	}
+}
+
+// A file deleted while it is read (rotated past keep: here two rotations
+// behind, keep 2) is read to its end from the open file, then the oldest
+// generation written after it, and on through the newer ones.
+func TestFollow_DeletedWhileRead(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JSONL)
+	appendTo(t, path, line("C1"))
+	var s seen
+	fl := startAt(t, path, Pos{})
+	poll(t, fl, &s)
+	appendTo(t, path, line("C2"))
+	rotate(t, path, 2)
+	appendTo(t, path, line("B1"))
+	rotate(t, path, 2)
+	appendTo(t, path, line("A1"))
+	rotate(t, path, 2) // C, .2, deleted
+	appendTo(t, path, line("N1"))
+	if _, err := os.Stat(path + ".3"); err == nil {
+		t.Fatal("the test's rotation kept three generations")
+	}
+	if got := poll(t, fl, &s); got != "C2 B1 A1 N1" {
+		t.Fatalf("got %q, want C2 B1 A1 N1", got)
+	}
+}
+
+// A follower stopped among a new generation's copies resumes marking the
+// rest of them as copies.
+func TestFollow_ResumesAmongCopies(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JSONL)
+	appendTo(t, path, line("A1")+line("A2"))
+	var s seen
+	fl := startAt(t, path, Pos{})
+	poll(t, fl, &s)
+	rotate(t, path, 1, "A1", "A2")
+	appendTo(t, path, line("N1"))
+	stop := errors.New("stop")
+	err := fl.poll(context.Background(), func(f Followed) error {
+		s.fn(f)
+		if f.Copy {
+			return stop
+		}
+		return nil
+	})
+	if err != stop || s.take() != "A1(copy)" || !s.last.Copies {
+		t.Fatalf("stopped at %+v (%v), want after A1(copy), among the copies", s.last, err)
+	}
+	if got := poll(t, startAt(t, path, ParsePos(s.last.Bytes())), &s); got != "A2(copy) N1" {
+		t.Fatalf("resumed: got %q, want A2(copy) N1", got)
+	}
+}
+
+// The reaper cuts an append whose fsync failed and writes the record again
+// later: the follower, which gave the record before the cut, reads on from
+// the cut and does not give it again.
+func TestFollow_CutAndWrittenAgain(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JSONL)
+	appendTo(t, path, line("J1"))
+	var s seen
+	fl := startAt(t, path, Pos{})
+	poll(t, fl, &s)
+	appendTo(t, path, line("J2"))
+	if got := poll(t, fl, &s); got != "J2" {
+		t.Fatalf("got %q, want J2", got)
+	}
+	if err := os.Truncate(path, int64(len(line("J1")))); err != nil {
+		t.Fatal(err)
+	}
+	if got := poll(t, fl, &s); got != "" {
+		t.Fatalf("after the cut: got %q", got)
+	}
+	appendTo(t, path, line("J2")+line("J3"))
+	if got := poll(t, fl, &s); got != "J3" {
+		t.Fatalf("after J2 was written again: got %q, want J3", got)
+	}
+}
+
+// A spool copied elsewhere (the files' inodes differ): a stored position
+// finds its file again by its first line.
+func TestFollow_ResumesInACopiedSpool(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JSONL)
+	appendTo(t, path, line("J1")+line("J2"))
+	var s seen
+	poll(t, startAt(t, path, Pos{}), &s)
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := filepath.Join(t.TempDir(), JSONL)
+	if err := os.WriteFile(moved, append(b, line("J3")...), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := poll(t, startAt(t, moved, s.last), &s); got != "J3" {
+		t.Fatalf("got %q, want J3", got)
+	}
+}
+
+// The reaper appends its last record to a file and rotates it between the
+// follower's read of the file and its look for a new one: the follower
+// reads that record from the old file before it moves on.
+func TestFollow_RotationBetweenReadAndLook(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JSONL)
+	appendTo(t, path, line("J1"))
+	var s seen
+	fl := startAt(t, path, Pos{})
+	poll(t, fl, &s)
+	testHookRead = func() {
+		testHookRead = func() {}
+		appendTo(t, path, line("J2"))
+		rotate(t, path, 1, "J2")
+	}
+	t.Cleanup(func() { testHookRead = func() {} })
+	if got := poll(t, fl, &s); got != "J2 J2(copy)" {
+		t.Fatalf("got %q, want J2 J2(copy)", got)
 	}
 }

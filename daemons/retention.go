@@ -53,7 +53,8 @@ import (
 //     A reader that follows the log (acct.Follow: the profiler's feed,
 //     learn's correction) reads the old file it has open to its end, then
 //     the new log from its start, where the copies above are marked as
-//     such: it loses no record and counts none twice.
+//     such (acct.Follow says what it cannot recover: a reader stopped
+//     until its file was rotated past AccountingKeep).
 //
 // The web page and `msched model accuracy` read accounting.jsonl only:
 // records older than the rotation are no longer shown there; they are in

@@ -307,6 +307,8 @@ func TestRetention_CarriesATornLineWhole(t *testing.T) {
 // A follower of the log (acct.Follow, as the profiler's feed and learn's
 // correction follow it) across the reaper's own rotation: every record
 // once, the copy of a record carried into the new log marked as a copy.
+// (Whether j3 is read before or after the rotation depends on the
+// follower's timing; acct's tests cover each case.)
 func TestRetention_FollowerAcrossRotation(t *testing.T) {
 	sp := newTestSpool(t)
 	db := sp.Path(spool.DirDB)

@@ -23,8 +23,10 @@ type Options struct {
 	Generations int           // generations per decision (simulation); default 50 when TimeBudget is 0
 	TimeBudget  time.Duration // wall time per decision (live); 0: use Generations
 	// MaxJumps is how many times a job may be overtaken by later jobs
-	// (FPFS's MaxJumps): nil: DefaultMaxJumps; 0: never (fpfs is then
-	// fcfs, and the GA keeps the oldest job first); < 0: unbounded.
+	// (FPFS's MaxJumps) before it must be placed next: nil:
+	// DefaultMaxJumps; 0: at once (fpfs is then fcfs; the GA places the
+	// oldest waiting job first, and later jobs may still start on hosts it
+	// does not need); < 0: unbounded.
 	MaxJumps *int
 	// Stall ends a decision's evolution early, within TimeBudget, once the
 	// best schedule has not improved for this many generations, when the

@@ -129,7 +129,8 @@ func overtakeRounds(t *testing.T, maxJumps int) []int {
 }
 
 // A job overtaken MaxJumps times is placed first: no later job may then
-// start on a host it needs. With MaxJumps 0 no job may overtake it at all.
+// start on a host it needs. With MaxJumps 0 it is placed first from the
+// start: WIDE needs every host, so nothing overtakes it.
 func TestGA_OvertakingIsBounded(t *testing.T) {
 	for _, maxJumps := range []int{2, 0} {
 		overtakes := 0

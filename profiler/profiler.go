@@ -115,7 +115,7 @@ func (p *Profiler) Observe(exe, user string, procs int, seconds float64) error {
 }
 
 // observe counts a run and, with a file, writes it in one transaction with
-// the meta entries in meta (the accounting feed's offset), so that a crash
+// the meta entries in meta (the accounting feed's position, acct.Pos), so that a crash
 // never counts a record twice.
 func (p *Profiler) observe(exe, user string, procs int, seconds float64, meta map[string][]byte) error {
 	if procs < 1 || !(seconds >= 0) || math.IsInf(seconds, 0) || strings.ContainsRune(exe, 0) || strings.ContainsRune(user, 0) {

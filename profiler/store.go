@@ -13,7 +13,7 @@ import (
 // The file is one bbolt database with two buckets:
 //
 //	cells: exe NUL user NUL procBin timeBin → N, Σt, Σt², Σp (4 × float64, little-endian)
-//	meta:  "version" → "1"; feed offsets (see FeedFromAccounting)
+//	meta:  "version" → "1"; feed positions, acct.Pos (see FeedFromAccounting)
 //
 // Only the (executable, user) level is stored: the executable and system
 // levels are sums of it, rebuilt when the file is opened.

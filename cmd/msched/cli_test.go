@@ -199,7 +199,7 @@ func TestConfig_EnvErrorsNameTheVariable(t *testing.T) {
 	// A stall of 0 would be the policy's default (10): refused, naming the
 	// values that mean something.
 	t.Setenv("MSCHED_PLAN_STALL", "0")
-	if _, errOut, code := cli(t, sp, "up", "--web", "off"); code != exitError || !strings.Contains(errOut, `MSCHED_PLAN_STALL="0": plan.stall: must be ≥ 1 (generations without improvement), or -1 (never stop early)`) {
+	if _, errOut, code := cli(t, sp, "up", "--web", "off"); code != exitError || !strings.Contains(errOut, `MSCHED_PLAN_STALL="0": plan.stall: must be ≥ 1 (generations without improvement), or negative (never stop early)`) {
 		t.Errorf("MSCHED_PLAN_STALL=0: exit %d %q", code, errOut)
 	}
 	t.Setenv("MSCHED_PLAN_STALL", "")

@@ -41,7 +41,7 @@ var configKeys = []configKey{
 	{"policy", "ga-plan", "scheduling policy, one of " + strings.Join(policy.Names(), ", ") + ": ga-plan is the schedule-based GA over the whole queue, ga-xms and ga-ms the MS paper's GA (XMS cost, makespan) over ga.window jobs; README's Policies say what each does"},
 	{"ga.population", 60, "individuals in the live GA population (the paper's 60)"},
 	{"ga.window", 20, "waiting jobs the GA policies (and fifo, greedy) read, oldest first, in scheduling/; the rest wait in queued/ (the other policies read the whole queue)"},
-	{"ga.max_jumps", 7, "times a job may be overtaken by later jobs before it must be placed next (FPFS's MaxJumps); 0: never (fpfs is then fcfs); negative: unbounded"},
+	{"ga.max_jumps", 7, "times a job may be overtaken by later jobs before it must be placed next (FPFS's MaxJumps); 0: fpfs is fcfs, and the GA policies always place the oldest waiting job first; negative: unbounded"},
 	{"ga.time_budget", "10ms", "wall time the GA evolves per decision (~30 generations; the population carries over, and sched replans every second while jobs wait)"},
 	{"ga.stall", 10, "in a burst (a decision within 200 ms of the last), stop evolving once the best schedule has not improved for this many generations; -1: always use the whole time budget"},
 	{"ga.local_search", 0.0, "share of the MS GA policies' (ga-ms, ga-xms, ga-xms-continuous) offspring improved by the local search (moves off the busiest host, priced from host loads); 0: none"},
@@ -350,7 +350,7 @@ func readKeys(v *viper.Viper) (config, error) {
 			return c, keyError(v, n.key, fmt.Errorf("must be ≥ 1, got %d", x))
 		case x == 0 && strings.HasSuffix(n.key, ".stall"):
 			// 0 would read as "the default" to the policy: say what is meant.
-			return c, keyError(v, n.key, fmt.Errorf("must be ≥ 1 (generations without improvement), or -1 (never stop early), got 0"))
+			return c, keyError(v, n.key, fmt.Errorf("must be ≥ 1 (generations without improvement), or negative (never stop early), got 0"))
 		case x < n.min || x > math.MaxInt32:
 			return c, keyError(v, n.key, fmt.Errorf("%d is out of range", x))
 		}
