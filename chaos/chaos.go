@@ -3,7 +3,9 @@
 // spool, submits jobs that each record their JID in a log when they run,
 // drops hostile files among them, kills daemons and shepherds with SIGKILL
 // at random instants, optionally fills the spool's file system for a
-// while, and at the end counts what became of every submission (Result).
+// while, and at the end counts what became of every submission (Result),
+// across the accounting log's rotations, and checks that the profiler's
+// feed from the log counted every completed job once.
 //
 // Every random choice comes from Config.Seed, so a run's schedule of
 // submissions, kills and victims can be replayed (the daemons' own timing
@@ -18,12 +20,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -33,6 +37,7 @@ import (
 	"msched/daemons"
 	"msched/hoststat"
 	"msched/launch"
+	"msched/profiler"
 	"msched/spool"
 )
 
@@ -74,7 +79,9 @@ type Config struct {
 	// Seed seeds every random choice.
 	Seed int64
 	// Settings are extra configuration for the daemons, as MSCHED_*
-	// variables ("run.max_attempts" → MSCHED_RUN_MAX_ATTEMPTS).
+	// variables ("run.max_attempts" → MSCHED_RUN_MAX_ATTEMPTS). By default
+	// retention.accounting_bytes is 2048 and retention.accounting_keep 1000
+	// (see defaults).
 	Settings map[string]string
 	// Progress, when set, receives a line per event (kills, the full
 	// phase, progress).
@@ -106,6 +113,15 @@ type Result struct {
 	// job has been reported: each job's must end with it, even when its
 	// shepherd was killed.
 	LeftRunning int `json:"left_running"`
+	// Rotations is the number of accounting generations (rotated logs)
+	// at the end: the records above are read from all of them.
+	Rotations int `json:"rotations"`
+	// Completed is the number of records of jobs that completed on hosts;
+	// Profiled the runs the historical profiler counted from the log
+	// (the sched daemon's feed, across its kills and the log's rotations,
+	// caught up at the end): each completed job once.
+	Completed int `json:"completed"`
+	Profiled  int `json:"profiled"`
 
 	// Good and Bad split Jobs. NotRun counts good jobs that never ran,
 	// Failed good jobs whose record is not exit status 0, WrongOutcome
@@ -133,7 +149,7 @@ type Result struct {
 func (r *Result) OK() bool {
 	return r.Lost == 0 && r.ReportedOnce == r.Jobs && r.RanTwice == r.RanTwiceAllowed &&
 		r.TornRecords == 0 && r.LeftInSpool == 0 && r.LeftRunning == 0 && r.NotRun == 0 && r.Failed == 0 &&
-		r.WrongOutcome == 0 && r.Duplicated == 0
+		r.WrongOutcome == 0 && r.Duplicated == 0 && r.Profiled == r.Completed
 }
 
 func (c *Config) defaults() error {
@@ -167,6 +183,13 @@ func (c *Config) defaults() error {
 	if c.Timeout <= 0 {
 		c.Timeout = 10 * time.Minute
 	}
+	// Unless told otherwise, the reaper rotates the accounting log at each
+	// of its starts once it is over 2 KiB (about six records), keeping
+	// every generation: the records and the profiler's count are then
+	// checked across rotations, made while daemons are killed.
+	settings := map[string]string{"retention.accounting_bytes": "2048", "retention.accounting_keep": "1000"}
+	maps.Copy(settings, c.Settings)
+	c.Settings = settings
 	return nil
 }
 
@@ -312,7 +335,7 @@ func Run(ctx context.Context, cfg Config) (*Result, error) {
 		r.say("%v", err)
 	}
 	r.stopAll()
-	res, err := r.count(subs)
+	res, err := r.count(ctx, subs)
 	if err != nil {
 		return nil, err
 	}
@@ -690,7 +713,7 @@ func (r *run) wait(ctx context.Context, subs []submission) error {
 	deadline := time.Now().Add(r.cfg.Timeout)
 	last := -1
 	for {
-		recs, _, err := r.records()
+		recs, _, _, err := r.records()
 		if err == nil {
 			seen := map[string]bool{}
 			for _, rec := range recs {
@@ -742,29 +765,83 @@ func recordName(s submission, names map[string]bool) (string, bool) {
 	return "", false
 }
 
-// records reads the accounting log: its whole records, and the number of
-// lines that are not one (a torn append).
-func (r *run) records() ([]acct.Record, int, error) {
-	b, err := os.ReadFile(filepath.Join(r.sp.Path(spool.DirDB), acct.JSONL))
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, 0, nil
+// records reads the accounting log, its rotated generations (oldest
+// first) and the live log: its whole records, and the number of lines that
+// are not one (a torn append). A record in a generation whose JID an older
+// generation has is a rotation's copy and is left out; a JID twice in one
+// file is kept twice (a duplicate).
+func (r *run) records() (recs []acct.Record, torn, rotations int, err error) {
+	live := filepath.Join(r.sp.Path(spool.DirDB), acct.JSONL)
+	for rotations = 0; ; rotations++ {
+		if _, err := os.Stat(live + "." + strconv.Itoa(rotations+1)); err != nil {
+			break
+		}
 	}
-	if err != nil {
-		return nil, 0, err
-	}
-	var recs []acct.Record
-	torn := 0
-	for len(b) > 0 {
-		line, rest, nl := bytes.Cut(b, []byte("\n"))
-		b = rest
-		var rec acct.Record
-		if !nl || json.Unmarshal(line, &rec) != nil || rec.JID == "" {
-			torn++
+	seen := map[string]bool{}
+	for gen := rotations; gen >= 0; gen-- {
+		path := live
+		if gen > 0 {
+			path += "." + strconv.Itoa(gen)
+		}
+		b, err := os.ReadFile(path)
+		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
-		recs = append(recs, rec)
+		if err != nil {
+			return nil, 0, 0, err
+		}
+		here := map[string]bool{}
+		for len(b) > 0 {
+			line, rest, nl := bytes.Cut(b, []byte("\n"))
+			b = rest
+			var rec acct.Record
+			if !nl || json.Unmarshal(line, &rec) != nil || rec.JID == "" {
+				torn++
+				continue
+			}
+			if seen[rec.JID] && !here[rec.JID] {
+				continue // a copy of an older generation's record
+			}
+			seen[rec.JID], here[rec.JID] = true, true
+			recs = append(recs, rec)
+		}
 	}
-	return recs, torn, nil
+	return recs, torn, rotations, nil
+}
+
+// profiled catches the profiler's feed up with the accounting log, as the
+// sched daemon runs it (profiler.FeedFromAccounting, from the position it
+// stored), once the daemons have stopped, and returns the runs it counted:
+// it waits until the count reaches want, or stops growing for a second.
+func (r *run) profiled(ctx context.Context, want int) (int, error) {
+	db := r.sp.Path(spool.DirDB)
+	p, err := profiler.Open(filepath.Join(db, "profiler.db"), profiler.Options{})
+	if err != nil {
+		return 0, err
+	}
+	defer p.Close()
+	fctx, cancel := context.WithCancel(ctx)
+	done := make(chan error, 1)
+	go func() { done <- profiler.FeedFromAccounting(fctx, filepath.Join(db, acct.JSONL), p) }()
+	// The feed reads everything there is at its first look; a second
+	// stable at the mark (or three below it) is enough.
+	deadline := time.Now().Add(30 * time.Second)
+	for last, stable := -1, 0; ctx.Err() == nil && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		n := p.Count()
+		if n != last {
+			last, stable = n, 0
+			continue
+		}
+		if stable++; n >= want && stable >= 10 || stable >= 30 {
+			break
+		}
+	}
+	cancel()
+	if err := <-done; err != nil {
+		return 0, err
+	}
+	return p.Count(), nil
 }
 
 // left counts job files in the state directories and claims in tmp/.
@@ -810,8 +887,8 @@ func (r *run) ranLines() (map[string][]string, error) {
 }
 
 // count measures the outcome.
-func (r *run) count(subs []submission) (*Result, error) {
-	recs, torn, err := r.records()
+func (r *run) count(ctx context.Context, subs []submission) (*Result, error) {
+	recs, torn, rotations, err := r.records()
 	if err != nil {
 		return nil, fmt.Errorf("chaos: accounting: %w", err)
 	}
@@ -819,7 +896,7 @@ func (r *run) count(subs []submission) (*Result, error) {
 	if err != nil {
 		return nil, fmt.Errorf("chaos: jobs' log: %w", err)
 	}
-	res := &Result{Jobs: len(subs), Records: len(recs), TornRecords: torn, LeftInSpool: r.left()}
+	res := &Result{Jobs: len(subs), Records: len(recs), TornRecords: torn, LeftInSpool: r.left(), Rotations: rotations}
 	problem := func(format string, a ...any) {
 		if len(res.Problems) < 20 {
 			res.Problems = append(res.Problems, fmt.Sprintf(format, a...))
@@ -833,6 +910,17 @@ func (r *run) count(subs []submission) (*Result, error) {
 		res.LeftRunning++
 		problem("process %d of a reported job still runs", pid)
 		syscall.Kill(pid, syscall.SIGKILL)
+	}
+	for _, rec := range recs {
+		if rec.Completed() && len(rec.Hosts) > 0 {
+			res.Completed++
+		}
+	}
+	if res.Profiled, err = r.profiled(ctx, res.Completed); err != nil {
+		return nil, fmt.Errorf("chaos: profiler: %w", err)
+	}
+	if res.Profiled != res.Completed {
+		problem("the profiler counted %d runs of %d completed jobs", res.Profiled, res.Completed)
 	}
 	byName := map[string][]acct.Record{}
 	names := map[string]bool{}

@@ -32,7 +32,9 @@ Meanwhile it sends --kills SIGKILLs at random instants, each to a random
 daemon, a random running job's shepherd, or run and a shepherd together; a
 killed daemon is restarted after up to --max-down. With --full D the spool is
 a tmpfs of --disk bytes (this needs root) that is filled for D a third of the
-way through the submissions.
+way through the submissions. The reaper rotates the accounting log at each of
+its starts once it is over 2 KiB, keeping every generation (change it with
+--set retention.accounting_bytes=… and retention.accounting_keep=…).
 
 When every submission has its accounting record (or --timeout), the daemons
 are stopped and the outcome printed as one JSON object:
@@ -46,6 +48,10 @@ are stopped and the outcome printed as one JSON object:
   left_in_spool     job files and claims left in the spool
   left_running      processes still running that good jobs started in a
                     session of their own (each job starts one)
+  rotations         rotated accounting logs; the counts above read them all
+  completed         records of jobs that completed on hosts; profiled the
+                    runs the historical profiler counted from the log (the
+                    sched daemon's feed, caught up at the end): must be equal
 and not_run, failed (a good job not reported as exit 0), wrong_outcome (a
 hostile file not rejected), duplicated, kills by victim, full_s,
 submit_retries, problems (the first few submissions that broke a guarantee).
