@@ -114,32 +114,44 @@ func startAt(t *testing.T, path string, from Pos) *follower {
 	return fl
 }
 
+// following starts a log with the records of jids and a follower that has
+// read them.
+func following(t *testing.T, jids ...string) (path string, fl *follower, s *seen) {
+	t.Helper()
+	path = filepath.Join(t.TempDir(), JSONL)
+	for _, jid := range jids {
+		appendTo(t, path, line(jid))
+	}
+	s = new(seen)
+	fl = startAt(t, path, Pos{})
+	poll(t, fl, s)
+	return path, fl, s
+}
+
 // A rotation loses nothing and gives nothing twice: the records appended
 // to the old log after the last read are read from it before the new log,
 // whose copies of old records are marked; without a rotation the follower
 // gives what was appended, whole lines only.
 func TestFollow_AcrossRotation(t *testing.T) {
-	path := filepath.Join(t.TempDir(), JSONL)
-	var s seen
-	fl := startAt(t, path, Pos{})
-	if got := poll(t, fl, &s); got != "" {
+	path, fl, s := following(t)
+	if got := poll(t, fl, s); got != "" {
 		t.Fatalf("no log yet: got %q", got)
 	}
 	appendTo(t, path, line("J1")+"not a record\n"+line("J2")+`{"jid":"J3","sta`)
-	if got := poll(t, fl, &s); got != "J1 J2" {
+	if got := poll(t, fl, s); got != "J1 J2" {
 		t.Fatalf("got %q, want J1 J2 (junk skipped, the torn line not yet whole)", got)
 	}
 	appendTo(t, path, `te":"exited","swf_status":1}`+"\n")
 	rotate(t, path, 2, "J2", "J3") // J3: appended after the last read
 	appendTo(t, path, line("J4"))
-	if got := poll(t, fl, &s); got != "J3 J2(copy) J3(copy) J4" {
+	if got := poll(t, fl, s); got != "J3 J2(copy) J3(copy) J4" {
 		t.Fatalf("across the rotation: got %q, want J3 J2(copy) J3(copy) J4", got)
 	}
 	appendTo(t, path, line("J2x")) // no longer in the copied prefix
-	if got := poll(t, fl, &s); got != "J2x" {
+	if got := poll(t, fl, s); got != "J2x" {
 		t.Fatalf("got %q, want J2x", got)
 	}
-	if got := poll(t, fl, &s); got != "" {
+	if got := poll(t, fl, s); got != "" {
 		t.Fatalf("nothing new: got %q", got)
 	}
 }
@@ -149,11 +161,7 @@ func TestFollow_AcrossRotation(t *testing.T) {
 // newer ones; a position in a file that is gone resumes in the live log,
 // at its offset if the log is that long, else from its start.
 func TestFollow_ResumesInTheRotatedGeneration(t *testing.T) {
-	path := filepath.Join(t.TempDir(), JSONL)
-	appendTo(t, path, line("J0")+line("J1")+line("J2"))
-	var s seen
-	fl := startAt(t, path, Pos{})
-	poll(t, fl, &s)
+	path, fl, s := following(t, "J0", "J1", "J2")
 	afterJ2 := s.last // 135 bytes, longer than the live log below
 	fl.close()
 
@@ -167,20 +175,20 @@ func TestFollow_ResumesInTheRotatedGeneration(t *testing.T) {
 	if back != afterJ2 {
 		t.Fatalf("Bytes/ParsePos: %+v, want %+v", back, afterJ2)
 	}
-	if got := poll(t, startAt(t, path, back), &s); got != "J3 J3(copy) J4 J4(copy) J5" {
+	if got := poll(t, startAt(t, path, back), s); got != "J3 J3(copy) J4 J4(copy) J5" {
 		t.Fatalf("resumed two rotations later: got %q", got)
 	}
 
 	// The same position once its file has been deleted: the live log is
 	// shorter than its offset, so from the live log's start.
 	os.Remove(path + ".2")
-	if got := poll(t, startAt(t, path, afterJ2), &s); got != "J4 J5" {
+	if got := poll(t, startAt(t, path, afterJ2), s); got != "J4 J5" {
 		t.Fatalf("resumed in a deleted file: got %q, want the live log, J4 J5", got)
 	}
 	// An 8-byte offset, as the profiler stored it before positions named
 	// their file, is an offset in the live log.
 	legacy := binary.LittleEndian.AppendUint64(nil, uint64(len(line("J4"))))
-	if got := poll(t, startAt(t, path, ParsePos(legacy)), &s); got != "J5" {
+	if got := poll(t, startAt(t, path, ParsePos(legacy)), s); got != "J5" {
 		t.Fatalf("from an 8-byte offset after J4: got %q, want J5", got)
 	}
 }
@@ -188,15 +196,11 @@ func TestFollow_ResumesInTheRotatedGeneration(t *testing.T) {
 // With no generations kept the old log is deleted at the rotation; the
 // follower still reads its end from the file it has open.
 func TestFollow_RotationKeepingNothing(t *testing.T) {
-	path := filepath.Join(t.TempDir(), JSONL)
-	appendTo(t, path, line("J1"))
-	var s seen
-	fl := startAt(t, path, Pos{})
-	poll(t, fl, &s)
+	path, fl, s := following(t, "J1")
 	appendTo(t, path, line("J2"))
 	rotate(t, path, 0, "J2")
 	appendTo(t, path, line("J3"))
-	if got := poll(t, fl, &s); got != "J2 J2(copy) J3" {
+	if got := poll(t, fl, s); got != "J2 J2(copy) J3" {
 		t.Fatalf("got %q, want J2 J2(copy) J3", got)
 	}
 }
@@ -256,18 +260,14 @@ func TestFollow_ReturnsFnError(t *testing.T) {
 // still the one after. The follower goes through them in turn, and later
 // into the rotation's new log.
 func TestFollow_HalfDoneRotation(t *testing.T) {
-	path := filepath.Join(t.TempDir(), JSONL)
-	appendTo(t, path, line("C1"))
-	var s seen
-	fl := startAt(t, path, Pos{})
-	poll(t, fl, &s)
+	path, fl, s := following(t, "C1")
 	appendTo(t, path, line("C2"))
 	rotate(t, path, 3)
 	appendTo(t, path, line("B1"))
 	rotate(t, path, 3, "B1")
 	appendTo(t, path, line("A1"))
 	moveUp(path, 3) // C is .3, B .2; .1 missing
-	if got := poll(t, fl, &s); got != "C2 B1 B1(copy) A1" {
+	if got := poll(t, fl, s); got != "C2 B1 B1(copy) A1" {
 		t.Fatalf("during the rotation: got %q, want C2 B1 B1(copy) A1", got)
 	}
 	if err := os.Link(path, path+".1"); err != nil {
@@ -275,7 +275,7 @@ func TestFollow_HalfDoneRotation(t *testing.T) {
 	}
 	replace(t, path, "A1")
 	appendTo(t, path, line("N1"))
-	if got := poll(t, fl, &s); got != "A1(copy) N1" {
+	if got := poll(t, fl, s); got != "A1(copy) N1" {
 		t.Fatalf("after it: got %q, want A1(copy) N1", got)
 	}
 }
@@ -284,11 +284,7 @@ func TestFollow_HalfDoneRotation(t *testing.T) {
 // behind, keep 2) is read to its end from the open file, then the oldest
 // generation written after it, and on through the newer ones.
 func TestFollow_DeletedWhileRead(t *testing.T) {
-	path := filepath.Join(t.TempDir(), JSONL)
-	appendTo(t, path, line("C1"))
-	var s seen
-	fl := startAt(t, path, Pos{})
-	poll(t, fl, &s)
+	path, fl, s := following(t, "C1")
 	appendTo(t, path, line("C2"))
 	rotate(t, path, 2)
 	appendTo(t, path, line("B1"))
@@ -299,7 +295,7 @@ func TestFollow_DeletedWhileRead(t *testing.T) {
 	if _, err := os.Stat(path + ".3"); err == nil {
 		t.Fatal("the test's rotation kept three generations")
 	}
-	if got := poll(t, fl, &s); got != "C2 B1 A1 N1" {
+	if got := poll(t, fl, s); got != "C2 B1 A1 N1" {
 		t.Fatalf("got %q, want C2 B1 A1 N1", got)
 	}
 }
@@ -307,11 +303,7 @@ func TestFollow_DeletedWhileRead(t *testing.T) {
 // A follower stopped among a new generation's copies resumes marking the
 // rest of them as copies.
 func TestFollow_ResumesAmongCopies(t *testing.T) {
-	path := filepath.Join(t.TempDir(), JSONL)
-	appendTo(t, path, line("A1")+line("A2"))
-	var s seen
-	fl := startAt(t, path, Pos{})
-	poll(t, fl, &s)
+	path, fl, s := following(t, "A1", "A2")
 	rotate(t, path, 1, "A1", "A2")
 	appendTo(t, path, line("N1"))
 	stop := errors.New("stop")
@@ -325,7 +317,7 @@ func TestFollow_ResumesAmongCopies(t *testing.T) {
 	if err != stop || s.take() != "A1(copy)" || !s.last.Copies {
 		t.Fatalf("stopped at %+v (%v), want after A1(copy), among the copies", s.last, err)
 	}
-	if got := poll(t, startAt(t, path, ParsePos(s.last.Bytes())), &s); got != "A2(copy) N1" {
+	if got := poll(t, startAt(t, path, ParsePos(s.last.Bytes())), s); got != "A2(copy) N1" {
 		t.Fatalf("resumed: got %q, want A2(copy) N1", got)
 	}
 }
@@ -334,23 +326,19 @@ func TestFollow_ResumesAmongCopies(t *testing.T) {
 // later: the follower, which gave the record before the cut, reads on from
 // the cut and does not give it again.
 func TestFollow_CutAndWrittenAgain(t *testing.T) {
-	path := filepath.Join(t.TempDir(), JSONL)
-	appendTo(t, path, line("J1"))
-	var s seen
-	fl := startAt(t, path, Pos{})
-	poll(t, fl, &s)
+	path, fl, s := following(t, "J1")
 	appendTo(t, path, line("J2"))
-	if got := poll(t, fl, &s); got != "J2" {
+	if got := poll(t, fl, s); got != "J2" {
 		t.Fatalf("got %q, want J2", got)
 	}
 	if err := os.Truncate(path, int64(len(line("J1")))); err != nil {
 		t.Fatal(err)
 	}
-	if got := poll(t, fl, &s); got != "" {
+	if got := poll(t, fl, s); got != "" {
 		t.Fatalf("after the cut: got %q", got)
 	}
 	appendTo(t, path, line("J2")+line("J3"))
-	if got := poll(t, fl, &s); got != "J3" {
+	if got := poll(t, fl, s); got != "J3" {
 		t.Fatalf("after J2 was written again: got %q, want J3", got)
 	}
 }
@@ -358,10 +346,7 @@ func TestFollow_CutAndWrittenAgain(t *testing.T) {
 // A spool copied elsewhere (the files' inodes differ): a stored position
 // finds its file again by its first line.
 func TestFollow_ResumesInACopiedSpool(t *testing.T) {
-	path := filepath.Join(t.TempDir(), JSONL)
-	appendTo(t, path, line("J1")+line("J2"))
-	var s seen
-	poll(t, startAt(t, path, Pos{}), &s)
+	path, _, s := following(t, "J1", "J2")
 	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
@@ -370,7 +355,7 @@ func TestFollow_ResumesInACopiedSpool(t *testing.T) {
 	if err := os.WriteFile(moved, append(b, line("J3")...), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if got := poll(t, startAt(t, moved, s.last), &s); got != "J3" {
+	if got := poll(t, startAt(t, moved, s.last), s); got != "J3" {
 		t.Fatalf("got %q, want J3", got)
 	}
 }
@@ -379,18 +364,14 @@ func TestFollow_ResumesInACopiedSpool(t *testing.T) {
 // follower's read of the file and its look for a new one: the follower
 // reads that record from the old file before it moves on.
 func TestFollow_RotationBetweenReadAndLook(t *testing.T) {
-	path := filepath.Join(t.TempDir(), JSONL)
-	appendTo(t, path, line("J1"))
-	var s seen
-	fl := startAt(t, path, Pos{})
-	poll(t, fl, &s)
+	path, fl, s := following(t, "J1")
 	testHookRead = func() {
 		testHookRead = func() {}
 		appendTo(t, path, line("J2"))
 		rotate(t, path, 1, "J2")
 	}
 	t.Cleanup(func() { testHookRead = func() {} })
-	if got := poll(t, fl, &s); got != "J2 J2(copy)" {
+	if got := poll(t, fl, s); got != "J2 J2(copy)" {
 		t.Fatalf("got %q, want J2 J2(copy)", got)
 	}
 }
