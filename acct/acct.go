@@ -17,8 +17,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"strconv"
 	"time"
 )
 
@@ -166,9 +164,26 @@ func Mentions(line []byte, jids map[string]bool) bool {
 	}
 }
 
+// eachJID calls fn with each JID that line names as a record's "jid" (as
+// Mentions reads them), until fn returns false.
+func eachJID(line []byte, fn func(jid string) bool) {
+	key := []byte(`"jid":"`)
+	for {
+		i := bytes.Index(line, key)
+		if i < 0 {
+			return
+		}
+		line = line[i+len(key):]
+		if j := bytes.IndexByte(line, '"'); j > 0 && !fn(string(line[:j])) {
+			return
+		}
+	}
+}
+
 // ReadRecords calls fn with every record of the accounting log in db (a
 // spool's db/), oldest first: the rotated generations that are there
-// (accounting.jsonl.N … .1, see retention.go), then the live log; it stops
+// (accounting.jsonl.N … .1, see retention.go; Generations, which lists them
+// past a gap a killed rotation left), then the live log; it stops
 // when fn returns false. A JID in two generations (a rotation copies into
 // the new log the records of jobs still in the spool) is given once, from
 // the older. Lines that hold no whole record (ParseRecordLine) are skipped.
@@ -192,18 +207,13 @@ func ReadRecordsOf(ctx context.Context, db string, jids []string, fn func(Record
 // readRecords is ReadRecords, decoding only the lines that keep accepts
 // (nil: all of them).
 func readRecords(ctx context.Context, db string, keep func(line []byte) bool, fn func(Record) bool) error {
-	path := filepath.Join(db, JSONL)
-	gens := 0
-	for gens < maxGenerations && fileExists(path+"."+strconv.Itoa(gens+1)) {
-		gens++
+	gens, err := Generations(db, JSONL)
+	if err != nil {
+		return err
 	}
-	files := make([]string, 0, gens+1)
-	for i := gens; i >= 1; i-- {
-		files = append(files, path+"."+strconv.Itoa(i))
-	}
-	files = append(files, path)
 	seen := map[string]bool{}
-	for _, file := range files {
+	for k := len(gens) - 1; k >= 0; k-- { // oldest first
+		file := gens[k].Path
 		more, err := readRecordFile(ctx, file, keep, func(r Record) bool {
 			if seen[r.JID] {
 				return true
@@ -216,15 +226,6 @@ func readRecords(ctx context.Context, db string, keep func(line []byte) bool, fn
 		}
 	}
 	return nil
-}
-
-// maxGenerations bounds the rotated logs ReadRecords looks for, far above
-// any retention.accounting_keep in use.
-const maxGenerations = 1000
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }
 
 // ReadFile reads the records of one accounting file at path in order,

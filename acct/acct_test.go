@@ -25,21 +25,22 @@ func TestReadRecords_Generations(t *testing.T) {
 	// a last line a crash left without its newline.
 	write(JSONL, `{"jid":"J000003","state":"rejected"}`+"\n"+`{"jid":"J0000`+"\n"+
 		`{"jid":"J000004","state":"exited"}`+"\n"+`{"jid":"J000005","state":"exited"}`)
-	// A generation past a gap is not the log's (keep was lowered since).
+	// A generation past a gap (a reaper killed between a rotation's two
+	// renames) is the log's too, the oldest.
 	write(JSONL+".4", `{"jid":"J000000","state":"exited"}`+"\n")
 
 	var got []string
 	if err := ReadRecords(context.Background(), dir, func(r Record) bool { got = append(got, r.JID); return true }); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"J000001", "J000002", "J000003", "J000004", "J000005"}; !slices.Equal(got, want) {
+	if want := []string{"J000000", "J000001", "J000002", "J000003", "J000004", "J000005"}; !slices.Equal(got, want) {
 		t.Errorf("ReadRecords: %v; want %v", got, want)
 	}
 	got = nil
 	if err := ReadRecords(context.Background(), dir, func(r Record) bool { got = append(got, r.JID); return r.JID != "J000002" }); err != nil {
 		t.Fatal(err)
 	}
-	if want := []string{"J000001", "J000002"}; !slices.Equal(got, want) {
+	if want := []string{"J000000", "J000001", "J000002"}; !slices.Equal(got, want) {
 		t.Errorf("ReadRecords stopped at J000002: %v; want %v", got, want)
 	}
 	ctx, cancel := context.WithCancel(context.Background())

@@ -33,30 +33,34 @@ import (
 // a new generation's copies of records it has already given.
 
 // Pos is how far Follow has read. The zero Pos is the start of the live
-// log, as it is when Follow first looks.
+// log, whichever it is when Follow first looks (StartOf names it).
 type Pos struct {
 	// Ino and First name the file: its inode, and a hash of its first line
-	// (which finds the file again in a spool copied elsewhere, where the
-	// inodes differ). Ino 0: the live log, whichever it is (an older
+	// (0 while it had none), which finds the file again in a spool copied
+	// elsewhere, where the inodes differ. Ino 0: the live log (an older
 	// reader's offset).
 	Ino, First uint64
-	// Offset is the offset after the last whole line read.
+	// Offset is the offset after the last whole line read, and Last a hash
+	// of that line (0: none), which checks that the file still holds it
+	// there.
 	Offset int64
-	// Copies: every record read so far in the file is a copy of a record of
-	// the generation read before it (Followed.Copy), so the records that
-	// follow may be copies too.
+	Last   uint64
+	// Copies: the file was reached from the generation before it, and
+	// every record read so far in it is a copy of one of that generation
+	// (Followed.Copy), so the records that follow may be copies too.
 	Copies bool
 }
 
 // posLen is the length of Pos's encoding (Bytes); an encoding of 8 bytes
 // is an offset alone, as older readers stored it, in the live log.
-const posLen = 25
+const posLen = 33
 
 // Bytes encodes p for storage (ParsePos reads it).
 func (p Pos) Bytes() []byte {
 	b := binary.LittleEndian.AppendUint64(make([]byte, 0, posLen), p.Ino)
 	b = binary.LittleEndian.AppendUint64(b, p.First)
 	b = binary.LittleEndian.AppendUint64(b, uint64(p.Offset))
+	b = binary.LittleEndian.AppendUint64(b, p.Last)
 	if p.Copies {
 		return append(b, 1)
 	}
@@ -66,14 +70,34 @@ func (p Pos) Bytes() []byte {
 // ParsePos decodes Bytes; an 8-byte offset (an older reader's) is that
 // offset in the live log; anything else is the zero Pos.
 func ParsePos(b []byte) Pos {
+	u := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
 	switch len(b) {
 	case posLen:
-		return Pos{Ino: binary.LittleEndian.Uint64(b), First: binary.LittleEndian.Uint64(b[8:]),
-			Offset: int64(binary.LittleEndian.Uint64(b[16:])), Copies: b[24] == 1}
+		return Pos{Ino: u(0), First: u(1), Offset: int64(u(2)), Last: u(3), Copies: b[32] == 1}
 	case 8:
-		return Pos{Offset: int64(binary.LittleEndian.Uint64(b))}
+		return Pos{Offset: int64(u(0))}
 	}
 	return Pos{}
+}
+
+// StartOf is the position at the start of the live log at path as it is
+// now (the zero Pos if there is none yet): a reader that stores it before
+// it first follows the log resumes in this file even if it is rotated
+// before the reader has given a record of it.
+func StartOf(path string) (Pos, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Pos{}, nil
+	} else if err != nil {
+		return Pos{}, fmt.Errorf("acct: %w", err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Pos{}, fmt.Errorf("acct: %w", err)
+	}
+	first, err := firstLineHashOf(f)
+	return Pos{Ino: fileIno(fi), First: first}, err
 }
 
 // Followed is one record as Follow gives it.
@@ -93,35 +117,64 @@ type Followed struct {
 // from on and calls fn with each whole record, in order, then looks again
 // every interval (every ≤ 0: a second) for what was appended, until ctx
 // ends (it returns nil) or fn fails (it returns fn's error). A log that
-// does not exist yet is waited for.
+// does not exist yet is waited for; an error reading it is logged and
+// tried again at the next look.
 //
-// A rotation loses nothing and gives nothing twice: the old file is read
-// to its end, then the next generation from its start, its copies of
-// records of the old one marked Copy. A from in a generation that has been
-// rotated since (a reader that was stopped meanwhile) is found again among
-// accounting.jsonl.1, .2, …, read to its end and followed by the newer
-// generations in turn. What cannot be recovered, and is logged:
+// Across a rotation the old file is read to its end, then the next
+// generation from its start, its copies of records of the old one marked
+// Copy. A from in a generation that has been rotated since (a reader that
+// was stopped meanwhile) is found again among accounting.jsonl.1, .2, …
+// (by inode and first line, or by first line alone in a copied spool), read
+// to its end and followed by the newer generations in turn. Records are
+// lost or given twice only where this cannot be known:
 //   - a from whose file is gone (rotated past retention.accounting_keep
-//     while the reader was stopped): the live log is read from its start;
-//     the rest of that file, and any generation between, are not read;
-//   - a file deleted while Follow reads it (rotated past keep) is read to
-//     its end from the open file, then the oldest generation newer than it;
-//   - a log cut shorter in place (the reaper cuts an append whose fsync
-//     failed, and writes it again): reading goes on from its new end, and
-//     the records cut, which were given, are not given again when they come
-//     back.
+//     while the reader was stopped): the live log is read from its start,
+//     and the rest of that file, and the generations between, are lost;
+//   - the reaper cuts an append whose fsync failed, and writes it again: a
+//     cut of up to cutMemory bytes of records given is seen (the check is
+//     the last line given, at each look) and its records are not given
+//     again; a cut found only after a restart (the stored position is past
+//     the end, or no longer ends with its line) goes on from the last line
+//     boundary at or before the position or the end, so what was cut and
+//     written back is given again (or, if the log grew past the position
+//     meanwhile, some of it may be lost);
+//   - a reader resumed among the copies of a generation with no older one
+//     kept (retention.accounting_keep 0) gives the rest of the copies again.
+//
+// A file deleted while Follow reads it (rotated past keep) is read to its
+// end from the open file, then the oldest generation written after it.
 func Follow(ctx context.Context, path string, from Pos, every time.Duration, fn func(Followed) error) error {
 	if every <= 0 {
 		every = time.Second
 	}
 	fl := &follower{path: path}
 	defer fl.close()
-	err := fl.start(ctx, from)
+	started := false
 	t := time.NewTicker(every)
 	defer t.Stop()
-	for err == nil {
-		if err = fl.poll(ctx, fn); err != nil {
-			break
+	var lastErr string
+	for {
+		var err error
+		if !started {
+			if err = fl.start(ctx, from); err == nil {
+				started = true
+			}
+		}
+		if started {
+			err = fl.poll(ctx, fn)
+		}
+		var fe fnError
+		switch {
+		case ctx.Err() != nil:
+			return nil
+		case errors.As(err, &fe):
+			return fe.err
+		case err != nil && err.Error() != lastErr:
+			slog.Warn("acct: following the accounting log; trying again", "path", path, "err", err)
+		}
+		lastErr = ""
+		if err != nil {
+			lastErr = err.Error()
 		}
 		select {
 		case <-ctx.Done():
@@ -129,11 +182,13 @@ func Follow(ctx context.Context, path string, from Pos, every time.Duration, fn 
 		case <-t.C:
 		}
 	}
-	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
-		return nil
-	}
-	return err
 }
+
+// fnError is an error of Follow's fn, which ends Follow.
+type fnError struct{ err error }
+
+func (e fnError) Error() string { return e.err.Error() }
+func (e fnError) Unwrap() error { return e.err }
 
 // follower is Follow's state: the file it reads and how far.
 type follower struct {
@@ -142,26 +197,38 @@ type follower struct {
 	ino   uint64
 	first uint64 // hash of f's first line; 0 until it has one
 	off   int64
-	// prev is the JIDs of the generation read before f, while f's first
-	// records, the rotation's copies, are read; nil once a record of f's
-	// own has been read.
-	prev map[string]bool
-	// recent are the last records given from f, for a cut (recentLen).
+	// copies: f was reached from the generation before it, whose JIDs
+	// prev holds while f's leading records (the rotation's copies) are
+	// read; prev is nil once a record of f's own has been read.
+	copies bool
+	prev   map[string]bool
+	// recent are the records given from f in the last look and this one
+	// (from mark on: this one's), at most cutMemory bytes of them, oldest
+	// first, to see a cut by; cut are the JIDs of records given and then
+	// cut from f, each not given again when it comes back.
 	recent []given
-	// cut are the JIDs of records given and then cut from f: each is not
-	// given again when it comes back.
-	cut map[string]bool
+	mark   int
+	cut    map[string]bool
+	// lost counts the looks in a row that found the file read no longer
+	// live, yet listed under no name of the log.
+	lost int
 }
 
-// given is a record given from f and the offset after it.
+// given is a record given from f: its JID, where its line is, and the
+// line's hash.
 type given struct {
-	jid string
-	end int64
+	jid        string
+	start, end int64
+	sum        uint64
 }
 
-// recentLen bounds the records remembered for a cut: the reaper cuts one
-// failed append at a time.
-const recentLen = 16
+// cutMemory bounds the records remembered to see a cut by: the reaper cuts
+// one failed append, a scan's records, at a time.
+const cutMemory = 1 << 20
+
+// lostLooks is how many looks may find the file read listed under no name
+// (a rename under way) before it is taken as deleted.
+const lostLooks = 5
 
 func (fl *follower) close() {
 	if fl.f != nil {
@@ -181,12 +248,41 @@ type generation struct {
 // generations lists the files of the log there are now, the live log
 // first, then .1, .2, … (gaps included: a rotation renames one at a time).
 func (fl *follower) generations() ([]generation, error) {
-	des, err := os.ReadDir(filepath.Dir(fl.path))
+	dir, base := filepath.Dir(fl.path), filepath.Base(fl.path)
+	names, err := Generations(dir, base)
 	if err != nil {
+		return nil, err
+	}
+	out := make([]generation, 0, len(names))
+	for _, g := range names {
+		fi, err := os.Stat(g.Path)
+		if err != nil || !fi.Mode().IsRegular() {
+			continue // gone meanwhile, or not a log
+		}
+		out = append(out, generation{n: g.N, name: g.Path, fi: fi})
+	}
+	return out, nil
+}
+
+// A Generation is a file of an accounting log: N 0 is the live log, N > 0
+// its rotated generation N.
+type Generation struct {
+	N    int
+	Path string
+}
+
+// Generations lists the files of the log named base in dir, the live log
+// first, then the rotated generations in order (.1, .2, …), those there
+// are: a reaper killed in the middle of a rotation's renames leaves a gap
+// in the numbers, which later rotations move up.
+func Generations(dir, base string) ([]Generation, error) {
+	des, err := os.ReadDir(dir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	} else if err != nil {
 		return nil, fmt.Errorf("acct: %w", err)
 	}
-	base := filepath.Base(fl.path)
-	var out []generation
+	var out []Generation
 	for _, de := range des {
 		n := 0
 		if name := de.Name(); name != base {
@@ -198,61 +294,127 @@ func (fl *follower) generations() ([]generation, error) {
 				continue
 			}
 		}
-		fi, err := de.Info()
-		if err != nil || !fi.Mode().IsRegular() {
-			continue // gone meanwhile, or not a log
-		}
-		out = append(out, generation{n: n, name: filepath.Join(filepath.Dir(fl.path), de.Name()), fi: fi})
+		out = append(out, Generation{N: n, Path: filepath.Join(dir, de.Name())})
 	}
-	slices.SortFunc(out, func(a, b generation) int { return a.n - b.n })
+	slices.SortFunc(out, func(a, b Generation) int { return a.N - b.N })
 	return out, nil
 }
 
 // start opens the file of from: the live log for a Pos without a file;
 // else the generation with from's inode and first line, or, in a copied
-// spool, with its first line alone; if none has them, the live log from
-// its start.
+// spool, the only one with its first line; if none has them, the live log
+// from its start.
 func (fl *follower) start(ctx context.Context, from Pos) error {
 	if from.Ino == 0 {
 		_, err := fl.open(fl.path, 0, from.Offset)
 		return err
 	}
-	gens, err := fl.generations()
-	if err != nil {
-		return err
-	}
-	match := func(byIno bool) int {
-		for i, g := range gens {
-			if byIno && fileIno(g.fi) != from.Ino {
-				continue
-			}
-			if first, err := firstLineHash(g.name); err == nil && (first == from.First || byIno && from.First == 0) {
-				return i
-			}
-		}
-		return -1
-	}
-	i := match(true)
-	if i < 0 {
-		i = match(false)
-	}
-	if i < 0 {
-		slog.Warn("acct: the accounting log read so far is gone (rotated past retention.accounting_keep); reading the live log from its start",
-			"path", fl.path, "inode", from.Ino, "offset", from.Offset)
-		_, err := fl.open(fl.path, 0, 0)
-		return err
-	}
-	if ok, err := fl.open(gens[i].name, fileIno(gens[i].fi), from.Offset); err != nil || !ok {
-		return err
-	}
-	if from.Copies && i+1 < len(gens) { // gens[i+1]: the generation before it
-		// Stopped among the copies: the rest of them are marked too.
-		prev, err := jidsOf(ctx, gens[i+1].name)
+	for try := 0; ; try++ {
+		gens, err := fl.generations()
 		if err != nil {
 			return err
 		}
-		fl.prev = prev
+		testHookListed()
+		i := fl.find(gens, from)
+		if i < 0 {
+			slog.Warn("acct: the accounting log read so far is gone (rotated past retention.accounting_keep); reading the live log from its start",
+				"path", fl.path, "inode", from.Ino, "offset", from.Offset)
+			_, err := fl.open(fl.path, 0, 0)
+			return err
+		}
+		ok, err := fl.open(gens[i].name, fileIno(gens[i].fi), 0)
+		if err != nil {
+			return err
+		}
+		if !ok {
+			if try < lostLooks {
+				continue // renamed meanwhile: list again
+			}
+			return fmt.Errorf("acct: %s keeps changing", gens[i].name)
+		}
+		if err := fl.seekTo(from); err != nil {
+			return err
+		}
+		if from.Copies {
+			// Stopped among the copies: the rest of them are marked too,
+			// against the generation before this file (the nearest older
+			// one that is another file: while a rotation is under way the
+			// live log and .1 are one).
+			fl.copies = true
+			for _, g := range gens[i+1:] {
+				if fileIno(g.fi) != fileIno(gens[i].fi) {
+					prev, err := jidsOf(ctx, g.name)
+					if err != nil {
+						return err
+					}
+					fl.prev = prev
+					break
+				}
+			}
+		}
+		return nil
 	}
+}
+
+// find is the index in gens of from's file: the one with its inode and
+// first line, else the only one with its first line; -1 if none.
+func (fl *follower) find(gens []generation, from Pos) int {
+	byFirst := -1
+	for i, g := range gens {
+		first, err := firstLineHash(g.name)
+		if err != nil {
+			continue
+		}
+		if fileIno(g.fi) == from.Ino && (first == from.First || from.First == 0) {
+			return i
+		}
+		if from.First != 0 && first == from.First {
+			if byFirst >= 0 && fileIno(gens[byFirst].fi) != fileIno(g.fi) {
+				return -1 // two files begin alike (a record carried twice): neither is known to be it
+			}
+			byFirst = i
+		}
+	}
+	return byFirst
+}
+
+// seekTo sets the offset to from's in the file just opened, checking that
+// the line before it is from's last: if the file no longer holds it there
+// (the reaper cut it after the position was stored), the offset goes back
+// to the last line boundary at or before the end.
+func (fl *follower) seekTo(from Pos) error {
+	fi, err := fl.f.Stat()
+	if err != nil {
+		return fmt.Errorf("acct: %w", err)
+	}
+	off := min(from.Offset, fi.Size())
+	if off == 0 {
+		return nil
+	}
+	start, sum, err := lineBefore(fl.f, off)
+	if err != nil {
+		return err
+	}
+	if off == from.Offset && (from.Last == 0 || sum == from.Last) {
+		fl.off = off
+		if from.Last != 0 {
+			// Remembered, to see a cut of it later.
+			if line, err := readAt(fl.f, start, off); err == nil {
+				if r, ok := ParseRecordLine(line); ok {
+					fl.recent = append(fl.recent, given{jid: r.JID, start: start, end: off, sum: sum})
+				}
+			}
+		}
+		return nil
+	}
+	// Cut: from the line boundary before the position (or the end).
+	b, err := boundaryBefore(fl.f, off)
+	if err != nil {
+		return err
+	}
+	slog.Warn("acct: the accounting log no longer holds the position read to (cut); reading on from the line boundary before it",
+		"path", fl.f.Name(), "offset", from.Offset, "from", b)
+	fl.off = b
 	return nil
 }
 
@@ -276,7 +438,7 @@ func (fl *follower) open(name string, ino uint64, offset int64) (ok bool, err er
 	}
 	fl.close()
 	fl.f, fl.off, fl.ino, fl.first = f, offset, fileIno(st), 0
-	fl.prev, fl.recent, fl.cut = nil, nil, nil
+	fl.copies, fl.prev, fl.recent, fl.mark, fl.cut, fl.lost = false, nil, nil, 0, nil, 0
 	if st.Size() < offset {
 		slog.Warn("acct: accounting log shorter than the offset read; reading it from its start", "path", name, "size", st.Size(), "offset", offset)
 		fl.off = 0
@@ -293,6 +455,7 @@ func (fl *follower) poll(ctx context.Context, fn func(Followed) error) error {
 		}
 	}
 	for {
+		fl.checkCut()
 		if err := fl.readOn(ctx, fn); err != nil {
 			return err
 		}
@@ -313,13 +476,51 @@ func (fl *follower) poll(ctx context.Context, fn func(Followed) error) error {
 		if ok, err := fl.open(next.name, fileIno(next.fi), 0); err != nil || !ok {
 			return err // not there as listed: the next poll looks again
 		}
-		fl.prev = prev
+		fl.copies, fl.prev = true, prev
 	}
 }
+
+// testHookListed runs between start's listing of the generations and its
+// opening of one: a test rotates the log there.
+var testHookListed = func() {}
 
 // testHookRead runs between poll's read of the file and its look for a
 // successor: a test rotates the log there.
 var testHookRead = func() {}
+
+// checkCut looks whether the records given in the last look and this one
+// are still where they were read; if not, the file was cut (the reaper
+// cuts an append whose fsync failed, and writes its records again later,
+// maybe in another order): reading goes on from the first record no longer
+// there, and those given from it on are not given again when they come
+// back. A record given in an earlier look was in an append that did not
+// fail. Then the records of this look become the last look's.
+func (fl *follower) checkCut() {
+	c := slices.IndexFunc(fl.recent, func(g given) bool { return !fl.intact(g) })
+	if c >= 0 {
+		if fl.cut == nil {
+			fl.cut = map[string]bool{}
+		}
+		for _, g := range fl.recent[c:] {
+			fl.cut[g.jid] = true
+		}
+		fl.off = fl.recent[c].start
+		slog.Warn("acct: the accounting log was cut below what was read; reading on from the cut", "path", fl.f.Name(),
+			"records", len(fl.recent)-c, "offset", fl.off)
+		fl.recent = fl.recent[:c]
+		if fl.off == 0 {
+			fl.first = 0
+		}
+	}
+	fl.recent = fl.recent[min(fl.mark, len(fl.recent)):]
+	fl.mark = len(fl.recent)
+}
+
+// intact reports whether g's line is still where it was read.
+func (fl *follower) intact(g given) bool {
+	line, err := readAt(fl.f, g.start, g.end)
+	return err == nil && len(line) > 0 && hashLine(line) == g.sum
+}
 
 // successor is the file that replaced the one read, once it has been
 // rotated: the next newer generation, or the live log; nil while the file
@@ -332,23 +533,21 @@ func (fl *follower) successor() (*generation, error) {
 		return nil, fmt.Errorf("acct: %w", err)
 	}
 	if fileIno(live) == fl.ino {
-		if live.Size() < fl.off {
-			fl.cutTo(live.Size())
-		}
+		fl.lost = 0
 		return nil, nil
 	}
 	gens, err := fl.generations()
 	if err != nil {
 		return nil, err
 	}
-	// The newest generation older than the file read is the one it
-	// replaced; the one before that in the list (the newer neighbour, or
-	// the live log) replaced it.
+	// The newer neighbour in the list (the next generation, or the live
+	// log) is the file that replaced it.
 	for i, g := range gens {
 		if g.n > 0 && fileIno(g.fi) == fl.ino {
 			if i == 0 {
 				return nil, nil // no live log listed (renamed meanwhile): look again
 			}
+			fl.lost = 0
 			return &gens[i-1], nil
 		}
 	}
@@ -356,37 +555,29 @@ func (fl *follower) successor() (*generation, error) {
 	if err != nil {
 		return nil, fmt.Errorf("acct: %w", err)
 	}
-	if st, ok := fi.Sys().(*syscall.Stat_t); !ok || st.Nlink > 0 {
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 0 && fl.lost < lostLooks {
+		fl.lost++
 		return nil, nil // a name not listed yet (a rename under way): look again
 	}
-	// Deleted (rotated past keep): the oldest generation written after it;
-	// older ones left from a larger keep, or a copy, are not newer.
-	var next *generation
+	// Deleted (rotated past keep), or moved away: the oldest generation
+	// written after it (older ones left from a larger keep are not), else
+	// the live log.
+	if len(gens) == 0 {
+		return nil, nil
+	}
+	level := slog.LevelDebug // deleted: what a rotation past keep does
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Nlink > 0 {
+		level = slog.LevelWarn
+	}
+	next := &gens[0]
 	for i, g := range gens {
 		if !g.fi.ModTime().Before(fi.ModTime()) {
 			next = &gens[i]
 		}
 	}
-	if next == nil {
-		slog.Warn("acct: the accounting log read was deleted, and no generation is newer; waiting for the live log", "path", fl.path)
-	}
+	slog.Log(context.Background(), level, "acct: the accounting log read is no longer one of the log's files; going on in the oldest written after it",
+		"path", fl.path, "next", next.name)
 	return next, nil
-}
-
-// cutTo notes that the file read was cut to size, below the offset read:
-// reading goes on from there, and the records given past it are not given
-// again when they come back (the reaper writes a cut record again).
-func (fl *follower) cutTo(size int64) {
-	slog.Warn("acct: the accounting log was cut shorter than what was read; reading on from its end", "path", fl.path, "size", size, "offset", fl.off)
-	for _, g := range fl.recent {
-		if g.end > size {
-			if fl.cut == nil {
-				fl.cut = map[string]bool{}
-			}
-			fl.cut[g.jid] = true
-		}
-	}
-	fl.off, fl.recent, fl.first = size, nil, 0 // cut to nothing, its first line is another
 }
 
 // readOn gives the whole records of the file read from its offset on.
@@ -406,6 +597,7 @@ func (fl *follower) readOn(ctx context.Context, fn func(Followed) error) error {
 			}
 			return fmt.Errorf("acct: %s: %w", fl.f.Name(), err)
 		}
+		start := fl.off
 		fl.off += int64(n)
 		if fl.first == 0 {
 			if fl.first, err = firstLineHashOf(fl.f); err != nil {
@@ -426,14 +618,24 @@ func (fl *follower) readOn(ctx context.Context, fn func(Followed) error) error {
 				fl.prev = nil
 			}
 		}
-		if len(fl.recent) == recentLen {
-			fl.recent = fl.recent[1:]
+		if !copied {
+			fl.copies = false
 		}
-		fl.recent = append(fl.recent, given{r.JID, fl.off})
-		next := Pos{Ino: fl.ino, First: fl.first, Offset: fl.off, Copies: fl.prev != nil}
+		sum := hashLine(line)
+		fl.remember(given{jid: r.JID, start: start, end: fl.off, sum: sum})
+		next := Pos{Ino: fl.ino, First: fl.first, Offset: fl.off, Last: sum, Copies: fl.copies}
 		if err := fn(Followed{Record: r, Next: next, Copy: copied}); err != nil {
-			return err
+			return fnError{err}
 		}
+	}
+}
+
+// remember adds g to the records remembered to see a cut by.
+func (fl *follower) remember(g given) {
+	fl.recent = append(fl.recent, g)
+	for len(fl.recent) > 1 && g.end-fl.recent[0].start > cutMemory {
+		fl.recent = fl.recent[1:]
+		fl.mark = max(fl.mark-1, 0)
 	}
 }
 
@@ -447,7 +649,9 @@ func jidsOf(ctx context.Context, path string) (map[string]bool, error) {
 	return jidsOfFile(ctx, f)
 }
 
-// jidsOfFile is the set of JIDs with a record in f, read from its start.
+// jidsOfFile is the set of JIDs with a record in f, read from its start:
+// those named as a record's "jid" on a whole line (Mentions' reading, with
+// no JSON decoded: a rotation reads a whole generation).
 func jidsOfFile(ctx context.Context, f *os.File) (map[string]bool, error) {
 	out := map[string]bool{}
 	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 64<<10)
@@ -456,8 +660,8 @@ func jidsOfFile(ctx context.Context, f *os.File) (map[string]bool, error) {
 			return nil, ctx.Err()
 		}
 		line, err := ReadLine(r)
-		if rec, ok := ParseRecordLine(line); ok {
-			out[rec.JID] = true
+		if err == nil {
+			eachJID(line, func(jid string) bool { out[jid] = true; return true })
 		}
 		if err == io.EOF {
 			return out, nil
@@ -480,8 +684,8 @@ func firstLineHash(path string) (uint64, error) {
 	return firstLineHashOf(f)
 }
 
-// firstLineHashOf is a hash (FNV-1a, never 0) of f's first line, or of its
-// first firstLineLen bytes; 0 for a file without a whole first line.
+// firstLineHashOf is hashLine of f's first line, or of its first
+// firstLineLen bytes; 0 for a file without a whole first line.
 func firstLineHashOf(f *os.File) (uint64, error) {
 	buf := make([]byte, firstLineLen)
 	n, err := f.ReadAt(buf, 0)
@@ -494,9 +698,66 @@ func firstLineHashOf(f *os.File) (uint64, error) {
 	} else if n < firstLineLen {
 		return 0, nil
 	}
+	return hashLine(buf), nil
+}
+
+// hashLine is a hash of a line (without its newline): FNV-1a, never 0.
+func hashLine(line []byte) uint64 {
 	h := fnv.New64a()
-	h.Write(buf)
-	return h.Sum64() | 1, nil
+	h.Write(bytes.TrimSuffix(line, []byte("\n")))
+	return h.Sum64() | 1
+}
+
+// readAt reads f's bytes [start, end).
+func readAt(f *os.File, start, end int64) ([]byte, error) {
+	if end <= start || end-start > MaxRecordLine+1 {
+		return nil, nil
+	}
+	b := make([]byte, end-start)
+	if _, err := f.ReadAt(b, start); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// lineBefore finds the line that ends at off (off just after its newline):
+// its start and hash (0 if there is no whole line there).
+func lineBefore(f *os.File, off int64) (start int64, sum uint64, err error) {
+	end, err := readAt(f, off-1, off)
+	if err != nil {
+		return 0, 0, fmt.Errorf("acct: %w", err)
+	}
+	if len(end) != 1 || end[0] != '\n' {
+		return 0, 0, nil
+	}
+	start, err = boundaryBefore(f, off-1)
+	if err != nil {
+		return 0, 0, err
+	}
+	line, err := readAt(f, start, off)
+	if err != nil {
+		return 0, 0, fmt.Errorf("acct: %w", err)
+	}
+	return start, hashLine(line), nil
+}
+
+// boundaryBefore is the offset just after the last newline before off (0
+// if none): the start of the line off is in. It looks back at most
+// MaxRecordLine bytes.
+func boundaryBefore(f *os.File, off int64) (int64, error) {
+	const chunk = 64 << 10
+	for end := off; end > 0 && off-end <= MaxRecordLine; {
+		start := max(0, end-chunk)
+		b := make([]byte, end-start)
+		if _, err := f.ReadAt(b, start); err != nil && !errors.Is(err, io.EOF) {
+			return 0, fmt.Errorf("acct: %w", err)
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		end = start
+	}
+	return 0, nil
 }
 
 // fileIno is a file's inode number.

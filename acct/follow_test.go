@@ -285,6 +285,13 @@ func TestFollow_HalfDoneRotation(t *testing.T) {
 // generation written after it, and on through the newer ones.
 func TestFollow_DeletedWhileRead(t *testing.T) {
 	path, fl, s := following(t, "C1")
+	// A generation left from a larger keep, older than every other file:
+	// not the one after C.
+	old := time.Now().Add(-time.Hour)
+	appendTo(t, path+".5", line("OLD1"))
+	if err := os.Chtimes(path+".5", old, old); err != nil {
+		t.Fatal(err)
+	}
 	appendTo(t, path, line("C2"))
 	rotate(t, path, 2)
 	appendTo(t, path, line("B1"))
@@ -314,7 +321,7 @@ func TestFollow_ResumesAmongCopies(t *testing.T) {
 		}
 		return nil
 	})
-	if err != stop || s.take() != "A1(copy)" || !s.last.Copies {
+	if !errors.Is(err, stop) || s.take() != "A1(copy)" || !s.last.Copies {
 		t.Fatalf("stopped at %+v (%v), want after A1(copy), among the copies", s.last, err)
 	}
 	if got := poll(t, startAt(t, path, ParsePos(s.last.Bytes())), s); got != "A2(copy) N1" {
@@ -373,5 +380,137 @@ func TestFollow_RotationBetweenReadAndLook(t *testing.T) {
 	t.Cleanup(func() { testHookRead = func() {} })
 	if got := poll(t, fl, s); got != "J2 J2(copy)" {
 		t.Fatalf("got %q, want J2 J2(copy)", got)
+	}
+}
+
+// A cut seen only after a restart (the stored position is past the log's
+// end): reading goes on from the end, not from the log's start; the cut
+// record, written back, is given again.
+func TestFollow_CutFoundAfterRestart(t *testing.T) {
+	path, fl, s := following(t, "J1", "J2", "J3")
+	fl.close()
+	if err := os.Truncate(path, 2*int64(len(line("J1")))); err != nil {
+		t.Fatal(err)
+	}
+	fl = startAt(t, path, ParsePos(s.last.Bytes()))
+	if got := poll(t, fl, s); got != "" {
+		t.Fatalf("after the cut: got %q, want nothing (not the log again)", got)
+	}
+	appendTo(t, path, line("J3")+line("J4"))
+	if got := poll(t, fl, s); got != "J3 J4" {
+		t.Fatalf("got %q, want J3 J4", got)
+	}
+}
+
+// A batch of records given, cut, and written back in another order before
+// the follower looks again (the log no shorter than what was read): the
+// follower reads on from the first record no longer where it was, and
+// gives only what it had not given.
+func TestFollow_CutBatchWrittenBackInAnotherOrder(t *testing.T) {
+	path, fl, s := following(t, "J00")
+	var batch, back []string
+	for i := 1; i <= 20; i++ {
+		batch = append(batch, fmt.Sprintf("J%02d", i))
+	}
+	for _, j := range batch {
+		appendTo(t, path, line(j))
+	}
+	if got := poll(t, fl, s); got != strings.Join(batch, " ") {
+		t.Fatalf("got %q", got)
+	}
+	if err := os.Truncate(path, int64(len(line("J00")))); err != nil {
+		t.Fatal(err)
+	}
+	back = append(back, "J21", "J02", "J01")
+	back = append(back, batch[2:]...)
+	back = append(back, "J22")
+	for _, j := range back {
+		appendTo(t, path, line(j))
+	}
+	if got := poll(t, fl, s); got != "J21 J22" {
+		t.Fatalf("got %q, want J21 J22", got)
+	}
+}
+
+// Resumed among a new log's copies while the next rotation is half done
+// (the live log already linked to .1, not yet replaced): the copies are
+// marked against the generation before it, not against itself.
+func TestFollow_ResumesAmongCopiesDuringARotation(t *testing.T) {
+	path, fl, s := following(t, "B1", "B2")
+	rotate(t, path, 3, "B1", "B2")
+	appendTo(t, path, line("A1"))
+	stop := errors.New("stop")
+	err := fl.poll(context.Background(), func(f Followed) error {
+		s.fn(f)
+		return stop
+	})
+	if !errors.Is(err, stop) || s.take() != "B1(copy)" {
+		t.Fatalf("stopped at %+v (%v), want after B1(copy)", s.last, err)
+	}
+	moveUp(path, 3) // B is .2
+	if err := os.Link(path, path+".1"); err != nil {
+		t.Fatal(err)
+	}
+	if got := poll(t, startAt(t, path, ParsePos(s.last.Bytes())), s); got != "B2(copy) A1" {
+		t.Fatalf("resumed: got %q, want B2(copy) A1", got)
+	}
+}
+
+// In a copied spool two generations begin with the same line (a record
+// carried by a rotation): the stored file is not known, so the live log
+// is read from its start, rather than another file at the stored offset.
+func TestFollow_TwoFilesBeginAlike(t *testing.T) {
+	path, _, s := following(t, "K1", "K2", "K3")
+	rotate(t, path, 1, "K1")
+	appendTo(t, path, line("K4"))
+	moved := filepath.Join(t.TempDir(), JSONL)
+	for _, name := range []string{"", ".1"} {
+		b, err := os.ReadFile(path + name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(moved+name, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := poll(t, startAt(t, moved, ParsePos(s.last.Bytes())), s); got != "K1 K4" {
+		t.Fatalf("got %q, want the live log from its start, K1 K4", got)
+	}
+}
+
+// The log is rotated between start's listing of its files and its opening
+// of the one it resumes in: start lists them again.
+func TestFollow_RotationWhileStarting(t *testing.T) {
+	path, fl, s := following(t, "A1")
+	fl.close()
+	appendTo(t, path, line("A2"))
+	testHookListed = func() {
+		testHookListed = func() {}
+		rotate(t, path, 1, "A1", "A2")
+		appendTo(t, path, line("N1"))
+	}
+	t.Cleanup(func() { testHookListed = func() {} })
+	if got := poll(t, startAt(t, path, ParsePos(s.last.Bytes())), s); got != "A2 A1(copy) A2(copy) N1" {
+		t.Fatalf("got %q, want A2 A1(copy) A2(copy) N1", got)
+	}
+}
+
+// A file moved away while it is read (its name is none of the log's, but
+// it still has one): after a few looks the follower takes it as gone and
+// goes on in the oldest generation written after it.
+func TestFollow_FileMovedAway(t *testing.T) {
+	path, fl, s := following(t, "B1")
+	rotate(t, path, 1)
+	appendTo(t, path, line("A1"))
+	if err := os.Rename(path+".1", filepath.Join(filepath.Dir(path), "archived")); err != nil {
+		t.Fatal(err)
+	}
+	for i := range lostLooks {
+		if got := poll(t, fl, s); got != "" {
+			t.Fatalf("look %d: got %q, want nothing yet (a rename may be under way)", i+1, got)
+		}
+	}
+	if got := poll(t, fl, s); got != "A1" {
+		t.Fatalf("got %q, want A1", got)
 	}
 }

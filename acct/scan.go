@@ -8,8 +8,6 @@ import (
 	"io"
 	"io/fs"
 	"os"
-	"path/filepath"
-	"strconv"
 )
 
 // The live log grows to retention.accounting_bytes (64 MiB by default,
@@ -96,15 +94,12 @@ func ScanBack(path string, limit int64, fn func(line []byte) bool) (complete boo
 // record; read again for it.
 func FindRecord(ctx context.Context, db, jid string) (rec Record, found bool, err error) {
 	want := map[string]bool{jid: true}
-	path := filepath.Join(db, JSONL)
-	for gen := 0; gen <= maxGenerations; gen++ {
-		file := path
-		if gen > 0 {
-			file += "." + strconv.Itoa(gen)
-			if !fileExists(file) {
-				break
-			}
-		}
+	gens, err := Generations(db, JSONL)
+	if err != nil {
+		return Record{}, false, err
+	}
+	for _, g := range gens { // newest first
+		file := g.Path
 		n := 0
 		_, err := ScanBack(file, 0, func(line []byte) bool {
 			if n++; n%4096 == 0 && ctx.Err() != nil {

@@ -80,7 +80,8 @@ func TestFindRecord_NewestFirst(t *testing.T) {
 	write(JSONL+".1", `{"jid":"J000002","state":"exited"}`+"\n"+`{"jid":"J000003","name":"rotated","state":"rejected"}`+"\n")
 	write(JSONL, `{"jid":"J000003","name":"live","state":"rejected"}`+"\n"+`{"jid":"J0000`+"\n"+
 		`{"jid":"J000004","state":"exited"}`+"\n"+`{"jid":"J000005","state":"exited"}`)
-	// A generation past a gap is not the log's (keep was lowered since).
+	// A generation past a gap (a reaper killed between a rotation's two
+	// renames) is the log's too, the oldest.
 	write(JSONL+".4", `{"jid":"J000006","state":"exited"}`+"\n")
 
 	ctx := context.Background()
@@ -93,7 +94,7 @@ func TestFindRecord_NewestFirst(t *testing.T) {
 		{"J000003", "live", true},
 		{"J000004", "", true},
 		{"J000005", "", false}, // no newline yet: an append in progress
-		{"J000006", "", false},
+		{"J000006", "", true},
 		{"J000007", "", false},
 	} {
 		r, found, err := FindRecord(ctx, dir, c.jid)

@@ -21,13 +21,13 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"math"
 	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -119,9 +119,13 @@ type Result struct {
 	// Completed is the number of records of jobs that completed on hosts;
 	// Profiled the runs the historical profiler counted from the log
 	// (the sched daemon's feed, across its kills and the log's rotations,
-	// caught up at the end): each completed job once.
-	Completed int `json:"completed"`
-	Profiled  int `json:"profiled"`
+	// caught up at the end): each completed job once. Their run times,
+	// seconds, must match too: a lost record and one counted twice would
+	// leave the counts equal, not the times (each job's is random).
+	Completed        int     `json:"completed"`
+	Profiled         int     `json:"profiled"`
+	CompletedSeconds float64 `json:"completed_s"`
+	ProfiledSeconds  float64 `json:"profiled_s"`
 
 	// Good and Bad split Jobs. NotRun counts good jobs that never ran,
 	// Failed good jobs whose record is not exit status 0, WrongOutcome
@@ -149,7 +153,13 @@ type Result struct {
 func (r *Result) OK() bool {
 	return r.Lost == 0 && r.ReportedOnce == r.Jobs && r.RanTwice == r.RanTwiceAllowed &&
 		r.TornRecords == 0 && r.LeftInSpool == 0 && r.LeftRunning == 0 && r.NotRun == 0 && r.Failed == 0 &&
-		r.WrongOutcome == 0 && r.Duplicated == 0 && r.Profiled == r.Completed
+		r.WrongOutcome == 0 && r.Duplicated == 0 && r.profiledRight()
+}
+
+// profiledRight reports whether the profiler counted the completed jobs'
+// runs, each once.
+func (r *Result) profiledRight() bool {
+	return r.Profiled == r.Completed && math.Abs(r.ProfiledSeconds-r.CompletedSeconds) <= 1e-6*max(1, r.CompletedSeconds)
 }
 
 func (c *Config) defaults() error {
@@ -766,24 +776,22 @@ func recordName(s submission, names map[string]bool) (string, bool) {
 }
 
 // records reads the accounting log, its rotated generations (oldest
-// first) and the live log: its whole records, and the number of lines that
-// are not one (a torn append). A record in a generation whose JID an older
-// generation has is a rotation's copy and is left out; a JID twice in one
-// file is kept twice (a duplicate).
+// first, as acct.Generations lists them) and the live log: its whole
+// records, and the number of lines that are not one (a torn append). A
+// generation's leading records whose JIDs the generation before it has are
+// a rotation's copies and are left out; any other JID seen before is kept
+// again (a duplicate).
 func (r *run) records() (recs []acct.Record, torn, rotations int, err error) {
-	live := filepath.Join(r.sp.Path(spool.DirDB), acct.JSONL)
-	for rotations = 0; ; rotations++ {
-		if _, err := os.Stat(live + "." + strconv.Itoa(rotations+1)); err != nil {
-			break
-		}
+	gens, err := acct.Generations(r.sp.Path(spool.DirDB), acct.JSONL)
+	if err != nil {
+		return nil, 0, 0, err
 	}
-	seen := map[string]bool{}
-	for gen := rotations; gen >= 0; gen-- {
-		path := live
-		if gen > 0 {
-			path += "." + strconv.Itoa(gen)
+	var prev map[string]bool // the JIDs of the generation before
+	for k := len(gens) - 1; k >= 0; k-- {
+		if gens[k].N > 0 {
+			rotations++
 		}
-		b, err := os.ReadFile(path)
+		b, err := os.ReadFile(gens[k].Path)
 		if errors.Is(err, os.ErrNotExist) {
 			continue
 		}
@@ -791,6 +799,7 @@ func (r *run) records() (recs []acct.Record, torn, rotations int, err error) {
 			return nil, 0, 0, err
 		}
 		here := map[string]bool{}
+		leading := true
 		for len(b) > 0 {
 			line, rest, nl := bytes.Cut(b, []byte("\n"))
 			b = rest
@@ -799,49 +808,47 @@ func (r *run) records() (recs []acct.Record, torn, rotations int, err error) {
 				torn++
 				continue
 			}
-			if seen[rec.JID] && !here[rec.JID] {
-				continue // a copy of an older generation's record
+			here[rec.JID] = true
+			if leading = leading && prev[rec.JID]; leading {
+				continue // a copy of the generation before's record
 			}
-			seen[rec.JID], here[rec.JID] = true, true
 			recs = append(recs, rec)
 		}
+		prev = here
 	}
 	return recs, torn, rotations, nil
 }
 
 // profiled catches the profiler's feed up with the accounting log, as the
 // sched daemon runs it (profiler.FeedFromAccounting, from the position it
-// stored), once the daemons have stopped, and returns the runs it counted:
-// it waits until the count reaches want, or stops growing for a second.
-func (r *run) profiled(ctx context.Context, want int) (int, error) {
+// stored), once the daemons have stopped, and returns the runs it counted
+// and their seconds: it waits until the count reaches want and holds for a
+// second (a double count would show), or for up to a minute.
+func (r *run) profiled(ctx context.Context, want int) (runs int, seconds float64, err error) {
 	db := r.sp.Path(spool.DirDB)
 	p, err := profiler.Open(filepath.Join(db, "profiler.db"), profiler.Options{})
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer p.Close()
 	fctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- profiler.FeedFromAccounting(fctx, filepath.Join(db, acct.JSONL), p) }()
-	// The feed reads everything there is at its first look; a second
-	// stable at the mark (or three below it) is enough.
-	deadline := time.Now().Add(30 * time.Second)
-	for last, stable := -1, 0; ctx.Err() == nil && time.Now().Before(deadline); {
+	deadline := time.Now().Add(time.Minute)
+	for at := 0; ctx.Err() == nil && time.Now().Before(deadline) && at < 10; {
 		time.Sleep(100 * time.Millisecond)
-		n := p.Count()
-		if n != last {
-			last, stable = n, 0
-			continue
-		}
-		if stable++; n >= want && stable >= 10 || stable >= 30 {
-			break
+		if p.Count() >= want {
+			at++
 		}
 	}
 	cancel()
 	if err := <-done; err != nil {
-		return 0, err
+		return 0, 0, err
 	}
-	return p.Count(), nil
+	for _, b := range p.Bins(profiler.LevelSystem, "", "", 0) {
+		seconds += float64(b.N) * b.Mean()
+	}
+	return p.Count(), seconds, nil
 }
 
 // left counts job files in the state directories and claims in tmp/.
@@ -914,13 +921,14 @@ func (r *run) count(ctx context.Context, subs []submission) (*Result, error) {
 	for _, rec := range recs {
 		if rec.Completed() && len(rec.Hosts) > 0 {
 			res.Completed++
+			res.CompletedSeconds += *rec.ActualSeconds
 		}
 	}
-	if res.Profiled, err = r.profiled(ctx, res.Completed); err != nil {
+	if res.Profiled, res.ProfiledSeconds, err = r.profiled(ctx, res.Completed); err != nil {
 		return nil, fmt.Errorf("chaos: profiler: %w", err)
 	}
-	if res.Profiled != res.Completed {
-		problem("the profiler counted %d runs of %d completed jobs", res.Profiled, res.Completed)
+	if !res.profiledRight() {
+		problem("the profiler counted %d runs of %.6f s; the %d completed jobs ran %.6f s", res.Profiled, res.ProfiledSeconds, res.Completed, res.CompletedSeconds)
 	}
 	byName := map[string][]acct.Record{}
 	names := map[string]bool{}

@@ -244,11 +244,12 @@ func (r *retainer) switchTo(dir string, alog *accounting, next *accounting) erro
 	return err
 }
 
-// rotateFile makes dir/name generation 1 (the older ones move up, the one
-// past keep is deleted) and replaces it with data. Steps that a crash may
-// separate: a link of dir/name to name.1 that is there already (the
-// crash came before the replacement) is not made again, so the
-// generations do not move up twice.
+// rotateFile makes dir/name generation 1 (the older ones move up, those
+// past keep are deleted: also any left by a larger keep, or moved up past
+// a gap that a crash between two renames left) and replaces it with data.
+// Steps that a crash may separate: a link of dir/name to name.1 that is
+// there already (the crash came before the replacement) is not made again,
+// so the generations do not move up twice.
 func rotateFile(dir, name string, keep int, data []byte) error {
 	path := filepath.Join(dir, name)
 	gen := func(i int) string { return path + "." + strconv.Itoa(i) }
@@ -267,6 +268,17 @@ func rotateFile(dir, name string, keep int, data []byte) error {
 		}
 		if err := os.Link(path, gen(1)); err != nil {
 			return err
+		}
+	}
+	gens, err := acct.Generations(dir, name)
+	if err != nil {
+		return err
+	}
+	for _, g := range gens {
+		if g.N > keep {
+			if err := os.Remove(g.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
 		}
 	}
 	// Replaced by one rename, the directory fsynced after it (which makes

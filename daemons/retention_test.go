@@ -269,6 +269,30 @@ func TestRetention_RotateAgainAfterCrash(t *testing.T) {
 	}
 }
 
+// A rotation deletes every generation past keep: also those past a gap
+// (a reaper killed between two renames) and those a larger keep left.
+func TestRetention_RotationDeletesPastKeep(t *testing.T) {
+	dir := t.TempDir()
+	for name, text := range map[string]string{"log": "current\n", "log.1": "one\n", "log.3": "three\n", "log.7": "seven\n"} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := rotateFile(dir, "log", 2, []byte("carried\n")); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"log": "carried\n", "log.1": "current\n", "log.2": "one\n"} {
+		if got := readText(t, filepath.Join(dir, name)); got != want {
+			t.Errorf("%s holds %q, want %q", name, got, want)
+		}
+	}
+	for _, name := range []string{"log.3", "log.4", "log.7", "log.8"} {
+		if exists(filepath.Join(dir, name)) {
+			t.Errorf("%s kept past keep 2", name)
+		}
+	}
+}
+
 // A carried record is written again whole: a line an older msched left
 // torn, its record glued after the torn start, is not copied torn into
 // the new log.

@@ -27,7 +27,19 @@ func FeedFromAccounting(ctx context.Context, path string, p *Profiler) error {
 	if abs, err := filepath.Abs(path); err == nil {
 		key = "feed:" + abs
 	}
-	return acct.Follow(ctx, path, acct.ParsePos(p.meta(key)), FeedEvery, func(f acct.Followed) error {
+	from := acct.ParsePos(p.meta(key))
+	if from == (acct.Pos{}) && p.db != nil {
+		// Named now, so that a restart after a rotation of this log resumes
+		// in it even before a record of it has been read.
+		var err error
+		if from, err = acct.StartOf(path); err != nil {
+			return err
+		}
+		if err := p.setMeta(key, from.Bytes()); err != nil {
+			return err
+		}
+	}
+	return acct.Follow(ctx, path, from, FeedEvery, func(f acct.Followed) error {
 		pos := f.Next.Bytes()
 		if f.Copy || !f.Completed() || len(f.Hosts) == 0 {
 			return p.setMeta(key, pos)

@@ -134,3 +134,35 @@ func TestFeedFromAccounting_AcrossRotation(t *testing.T) {
 		t.Errorf("after the rotation: estimate %+v, want the mean of J1, J2, J3 (20 s)", e)
 	}
 }
+
+// A feed stopped before it read a record of the log, then the log rotated:
+// the log it started on was named when it started, so on restart it reads
+// that log (now generation 1) before the new one.
+func TestFeedFromAccounting_RotatedBeforeItsFirstRecord(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "accounting.jsonl")
+	rec := func(jid string) string {
+		return fmt.Sprintf(`{"jid":%q,"user":"ann","executable":"/bin/sim","hosts":["a"],"actual_seconds":5,"state":"exited","swf_status":1}`+"\n", jid)
+	}
+	if err := os.WriteFile(log, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "profiler.db")
+	if err := feedRuns(t, db, log, 0).Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(log, []byte(rec("J1")), 0o644); err != nil { // the same file, written in place
+		t.Fatal(err)
+	}
+	if err := os.Link(log, log+".1"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(log+".new", []byte(rec("J2")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(log+".new", log); err != nil {
+		t.Fatal(err)
+	}
+	q := feedRuns(t, db, log, 2)
+	q.Close()
+}

@@ -51,7 +51,9 @@ are stopped and the outcome printed as one JSON object:
   rotations         rotated accounting logs; the counts above read them all
   completed         records of jobs that completed on hosts; profiled the
                     runs the historical profiler counted from the log (the
-                    sched daemon's feed, caught up at the end): must be equal
+                    sched daemon's feed, caught up at the end): must be
+                    equal, and so must their run times, completed_s and
+                    profiled_s
 and not_run, failed (a good job not reported as exit 0), wrong_outcome (a
 hostile file not rejected), duplicated, kills by victim, full_s,
 submit_retries, problems (the first few submissions that broke a guarantee).

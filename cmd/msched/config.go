@@ -88,7 +88,7 @@ var configKeys = []configKey{
 	{"retention.output_age", "720h", "the reaper removes output/<JID>/ of a job that left the spool once nothing in it has changed for this long (720h: 30 days); 0: kept for ever"},
 	{"retention.reports_age", "720h", "the reaper removes reports/<JID>.txt this long after it was written; 0: kept for ever"},
 	{"retention.accounting_bytes", daemons.DefaultAccountingBytes, "once db/accounting.jsonl or accounting.swf is larger than this (bytes), the reaper rotates both to accounting.jsonl.1 and accounting.swf.1 and starts new logs; 0: never rotated"},
-	{"retention.accounting_keep", 3, "rotated accounting logs kept (.1 newest to .N); 0: a rotated log is deleted"},
+	{"retention.accounting_keep", 3, "rotated accounting logs kept (.1 newest to .N; each rotation deletes those past N); 0: a rotated log is deleted"},
 	{"profiler.confidence", 0.95, "confidence level of the historical profiler's Student-t intervals; a job without a performance model is predicted as the top of its interval"},
 	{"learning.correct", false, "multiply each model's predictions by the median actual/predicted ratio of its last learning.window completed jobs on the same architecture"},
 	{"learning.window", 50, "completed jobs per model and architecture behind the correction (none before 5)"},
