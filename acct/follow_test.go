@@ -313,17 +313,7 @@ func TestFollow_ResumesAmongCopies(t *testing.T) {
 	path, fl, s := following(t, "A1", "A2")
 	rotate(t, path, 1, "A1", "A2")
 	appendTo(t, path, line("N1"))
-	stop := errors.New("stop")
-	err := fl.poll(context.Background(), func(f Followed) error {
-		s.fn(f)
-		if f.Copy {
-			return stop
-		}
-		return nil
-	})
-	if !errors.Is(err, stop) || s.take() != "A1(copy)" || !s.last.Copies {
-		t.Fatalf("stopped at %+v (%v), want after A1(copy), among the copies", s.last, err)
-	}
+	stopAtFirstCopy(t, fl, s, "A1(copy)")
 	if got := poll(t, startAt(t, path, ParsePos(s.last.Bytes())), s); got != "A2(copy) N1" {
 		t.Fatalf("resumed: got %q, want A2(copy) N1", got)
 	}
@@ -383,6 +373,23 @@ func TestFollow_RotationBetweenReadAndLook(t *testing.T) {
 	}
 }
 
+// stopAtFirstCopy polls fl until it gives a copy, and stops there (as a
+// reader stopped at that instant would); want is what it gave.
+func stopAtFirstCopy(t *testing.T, fl *follower, s *seen, want string) {
+	t.Helper()
+	stop := errors.New("stop")
+	err := fl.poll(context.Background(), func(f Followed) error {
+		s.fn(f)
+		if f.Copy {
+			return stop
+		}
+		return nil
+	})
+	if got := s.take(); !errors.Is(err, stop) || got != want || !s.last.Copies {
+		t.Fatalf("stopped after %q (%v) at %+v, want after %s, among the copies", got, err, s.last, want)
+	}
+}
+
 // A cut seen only after a restart (the stored position is past the log's
 // end): reading goes on from the end, not from the log's start; the cut
 // record, written back, is given again.
@@ -439,14 +446,7 @@ func TestFollow_ResumesAmongCopiesDuringARotation(t *testing.T) {
 	path, fl, s := following(t, "B1", "B2")
 	rotate(t, path, 3, "B1", "B2")
 	appendTo(t, path, line("A1"))
-	stop := errors.New("stop")
-	err := fl.poll(context.Background(), func(f Followed) error {
-		s.fn(f)
-		return stop
-	})
-	if !errors.Is(err, stop) || s.take() != "B1(copy)" {
-		t.Fatalf("stopped at %+v (%v), want after B1(copy)", s.last, err)
-	}
+	stopAtFirstCopy(t, fl, s, "B1(copy)")
 	moveUp(path, 3) // B is .2
 	if err := os.Link(path, path+".1"); err != nil {
 		t.Fatal(err)
