@@ -122,8 +122,13 @@ func Start(t testing.TB) *Bed {
 	if b.SSHPort, err = freePorts(addrs, 1); err != nil {
 		t.Fatalf("testbed: %v", err)
 	}
-	if b.slurmPortBase, err = freePorts([]string{"127.0.0.1"}, 4); err != nil {
-		t.Fatalf("testbed: %v", err)
+	// slurmctld and slurmd listen on every address (0.0.0.0): their ports
+	// must be free on all of them (another bed's sshd may be on 127.0.0.2),
+	// and not this bed's ssh port, which is not yet bound.
+	for b.slurmPortBase = b.SSHPort; b.slurmPortBase <= b.SSHPort && b.SSHPort < b.slurmPortBase+4; {
+		if b.slurmPortBase, err = freePorts([]string{"0.0.0.0"}, 4); err != nil {
+			t.Fatalf("testbed: %v", err)
+		}
 	}
 	// Registered before up.sh runs: a half-started bed is stopped too.
 	t.Cleanup(func() {

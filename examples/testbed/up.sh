@@ -285,7 +285,13 @@ wait_node() {
 			fi
 			;;
 		esac
-		((SECONDS < deadline)) || tb_die "node $node of $c is '${st:-not known}' after 60 s: see $DIR/$c/slurmd.log and $DIR/$c/slurmctld.log"
+		((SECONDS < deadline)) || tb_die "node $node of $c is '${st:-not known}' after 60 s: see $DIR/$c/slurmd.log and $DIR/$c/slurmctld.log
+slurmctld.log ends:
+$(tail -n 15 "$DIR/$c/slurmctld.log" 2>&1)
+slurmd.log ends:
+$(tail -n 15 "$DIR/$c/slurmd.log" 2>&1)
+listening:
+$(ss -ltnp 2>/dev/null | grep -E ":($slurm_base|$((slurm_base + 1))|$((slurm_base + 2))|$((slurm_base + 3))) " || true)"
 		sleep 0.5
 	done
 }
