@@ -40,14 +40,14 @@ type Pos struct {
 	// elsewhere, where the inodes differ. Ino 0: the live log (an older
 	// reader's offset).
 	Ino, First uint64
-	// Offset is the offset after the last whole line read, and Last a hash
+	// Offset is the offset after the last whole line read, and Tail a hash
 	// of that line (0: none), which checks that the file still holds it
-	// there.
+	// there (the reaper cuts a failed append).
 	Offset int64
-	Last   uint64
-	// Copies: the file was reached from the generation before it, and
-	// every record read so far in it is a copy of one of that generation
-	// (Followed.Copy), so the records that follow may be copies too.
+	Tail   uint64
+	// Copies: the file was reached from the generation before it, whose
+	// records were all given; a record of this file with a JID of that
+	// generation is a rotation's copy (Followed.Copy).
 	Copies bool
 }
 
@@ -60,7 +60,7 @@ func (p Pos) Bytes() []byte {
 	b := binary.LittleEndian.AppendUint64(make([]byte, 0, posLen), p.Ino)
 	b = binary.LittleEndian.AppendUint64(b, p.First)
 	b = binary.LittleEndian.AppendUint64(b, uint64(p.Offset))
-	b = binary.LittleEndian.AppendUint64(b, p.Last)
+	b = binary.LittleEndian.AppendUint64(b, p.Tail)
 	if p.Copies {
 		return append(b, 1)
 	}
@@ -73,7 +73,7 @@ func ParsePos(b []byte) Pos {
 	u := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
 	switch len(b) {
 	case posLen:
-		return Pos{Ino: u(0), First: u(1), Offset: int64(u(2)), Last: u(3), Copies: b[32] == 1}
+		return Pos{Ino: u(0), First: u(1), Offset: int64(u(2)), Tail: u(3), Copies: b[32] == 1}
 	case 8:
 		return Pos{Offset: int64(u(0))}
 	}
@@ -120,29 +120,39 @@ type Followed struct {
 // does not exist yet is waited for; an error reading it is logged and
 // tried again at the next look.
 //
-// Across a rotation the old file is read to its end, then the next
-// generation from its start, its copies of records of the old one marked
-// Copy. A from in a generation that has been rotated since (a reader that
-// was stopped meanwhile) is found again among accounting.jsonl.1, .2, …
-// (by inode and first line, or by first line alone in a copied spool), read
-// to its end and followed by the newer generations in turn. Records are
-// lost or given twice only where this cannot be known:
+// A JID is given once from a file: Follow keeps the set of those it has
+// read in the file it reads (and in the one before, for the copies), about
+// 30 bytes a record, rebuilt from the file when it resumes. Across a
+// rotation the old file is read to its end, then the next generation from
+// its start, its records with a JID of the old one marked Copy. A from in a
+// generation that has been rotated since (a reader that was stopped
+// meanwhile) is found again among accounting.jsonl.1, .2, … (by inode and
+// first line, or in a copied spool by first line alone when that is not
+// ambiguous), read to its end and followed by the newer generations in
+// turn. The reaper cuts an append whose fsync failed and writes its
+// records again later: at each look Follow checks that the file still
+// holds the tailLen bytes before its offset, and if not, reads the file
+// again from its start, giving only the records whose JIDs it has not.
+//
+// Records are lost or given twice only where this cannot be known:
 //   - a from whose file is gone (rotated past retention.accounting_keep
-//     while the reader was stopped): the live log is read from its start,
-//     and the rest of that file, and the generations between, are lost;
-//   - the reaper cuts an append whose fsync failed, and writes it again: a
-//     cut of up to cutMemory bytes of records given is seen (the check is
-//     the last line given, at each look) and its records are not given
-//     again; a cut found only after a restart (the stored position is past
-//     the end, or no longer ends with its line) goes on from the last line
-//     boundary at or before the position or the end, so what was cut and
-//     written back is given again (or, if the log grew past the position
-//     meanwhile, some of it may be lost);
-//   - a reader resumed among the copies of a generation with no older one
-//     kept (retention.accounting_keep 0) gives the rest of the copies again.
+//     while the reader was stopped, or ambiguous in a copied spool): the
+//     live log is read from its start, its copies given as new records,
+//     and the rest of that file and the generations between are lost (and
+//     if the new live log got the deleted file's inode number and first
+//     line, it is taken for a cut of it, and its head is skipped);
+//   - a from that its file no longer holds (cut while the reader was
+//     stopped): reading goes on from the line boundary at or before its
+//     offset or the end, and a record cut and written back after that is
+//     given again;
+//   - a reader resumed among the copies of a generation whose predecessor
+//     is gone (keep 0, or deleted since) gives the rest of the copies as
+//     new records.
 //
 // A file deleted while Follow reads it (rotated past keep) is read to its
-// end from the open file, then the oldest generation written after it.
+// end from the open file, then the oldest generation written after it; a
+// file that is no longer one of the log's but still linked (moved away) is
+// taken as such after a few looks.
 func Follow(ctx context.Context, path string, from Pos, every time.Duration, fn func(Followed) error) error {
 	if every <= 0 {
 		every = time.Second
@@ -194,40 +204,38 @@ func (e fnError) Unwrap() error { return e.err }
 type follower struct {
 	path  string
 	f     *os.File // nil: the live log did not exist yet
+	br    *bufio.Reader
 	ino   uint64
 	first uint64 // hash of f's first line; 0 until it has one
 	off   int64
-	// copies: f was reached from the generation before it, whose JIDs
-	// prev holds while f's leading records (the rotation's copies) are
-	// read; prev is nil once a record of f's own has been read.
+	tail  uint64 // tailHashOf(f, off) when it was read to off
+	// given holds (hashes of) the JIDs read from f before off; prev those
+	// of the generation read before f (nil: none), whose records count as
+	// copies; copies says that generation was read (Pos.Copies).
+	given  jidSet
+	prev   jidSet
 	copies bool
-	prev   map[string]bool
-	// recent are the records given from f in the last look and this one
-	// (from mark on: this one's), at most cutMemory bytes of them, oldest
-	// first, to see a cut by; cut are the JIDs of records given and then
-	// cut from f, each not given again when it comes back.
-	recent []given
-	mark   int
-	cut    map[string]bool
 	// lost counts the looks in a row that found the file read no longer
 	// live, yet listed under no name of the log.
 	lost int
 }
 
-// given is a record given from f: its JID, where its line is, and the
-// line's hash.
-type given struct {
-	jid        string
-	start, end int64
-	sum        uint64
+// jidSet is a set of JIDs, by a 64-bit hash of each (jidKey): 200,000
+// records, a 64 MiB log, take about 6 MB.
+type jidSet map[uint64]struct{}
+
+func jidKey(jid string) uint64 {
+	h := fnv.New64a()
+	h.Write([]byte(jid))
+	return h.Sum64()
 }
 
-// cutMemory bounds the records remembered to see a cut by: the reaper cuts
-// one failed append, a scan's records, at a time.
-const cutMemory = 1 << 20
+// tailLen is how much of what was read, before the offset, a look checks
+// is still there: a dozen records.
+const tailLen = 4 << 10
 
 // lostLooks is how many looks may find the file read listed under no name
-// (a rename under way) before it is taken as deleted.
+// (a rename under way) before it is taken as moved away.
 const lostLooks = 5
 
 func (fl *follower) close() {
@@ -302,12 +310,15 @@ func Generations(dir, base string) ([]Generation, error) {
 
 // start opens the file of from: the live log for a Pos without a file;
 // else the generation with from's inode and first line, or, in a copied
-// spool, the only one with its first line; if none has them, the live log
-// from its start.
+// spool, the only one with its first line that holds from's tail; if none
+// has them, the live log from its start.
 func (fl *follower) start(ctx context.Context, from Pos) error {
 	if from.Ino == 0 {
-		_, err := fl.open(fl.path, 0, from.Offset)
-		return err
+		ok, err := fl.open(fl.path, 0)
+		if err != nil || !ok {
+			return err
+		}
+		return fl.resume(ctx, from.Offset, 0)
 	}
 	for try := 0; ; try++ {
 		gens, err := fl.generations()
@@ -319,10 +330,10 @@ func (fl *follower) start(ctx context.Context, from Pos) error {
 		if i < 0 {
 			slog.Warn("acct: the accounting log read so far is gone (rotated past retention.accounting_keep); reading the live log from its start",
 				"path", fl.path, "inode", from.Ino, "offset", from.Offset)
-			_, err := fl.open(fl.path, 0, 0)
+			_, err := fl.open(fl.path, 0)
 			return err
 		}
-		ok, err := fl.open(gens[i].name, fileIno(gens[i].fi), 0)
+		ok, err := fl.open(gens[i].name, fileIno(gens[i].fi))
 		if err != nil {
 			return err
 		}
@@ -332,22 +343,19 @@ func (fl *follower) start(ctx context.Context, from Pos) error {
 			}
 			return fmt.Errorf("acct: %s keeps changing", gens[i].name)
 		}
-		if err := fl.seekTo(from); err != nil {
+		if err := fl.resume(ctx, from.Offset, from.Tail); err != nil {
 			return err
 		}
 		if from.Copies {
-			// Stopped among the copies: the rest of them are marked too,
-			// against the generation before this file (the nearest older
-			// one that is another file: while a rotation is under way the
-			// live log and .1 are one).
+			// The generation before this file: the nearest older one that
+			// is another file (while a rotation is under way the live log
+			// and .1 are one).
 			fl.copies = true
 			for _, g := range gens[i+1:] {
 				if fileIno(g.fi) != fileIno(gens[i].fi) {
-					prev, err := jidsOf(ctx, g.name)
-					if err != nil {
+					if fl.prev, err = jidsOf(ctx, g.name); err != nil {
 						return err
 					}
-					fl.prev = prev
 					break
 				}
 			}
@@ -357,70 +365,64 @@ func (fl *follower) start(ctx context.Context, from Pos) error {
 }
 
 // find is the index in gens of from's file: the one with its inode and
-// first line, else the only one with its first line; -1 if none.
+// first line; else the only one with its first line whose line before
+// from's offset is from's last; -1 if none.
 func (fl *follower) find(gens []generation, from Pos) int {
-	byFirst := -1
+	firsts := make([]uint64, len(gens))
 	for i, g := range gens {
-		first, err := firstLineHash(g.name)
-		if err != nil {
-			continue
-		}
-		if fileIno(g.fi) == from.Ino && (first == from.First || from.First == 0) {
+		firsts[i], _ = firstLineHash(g.name)
+		if fileIno(g.fi) == from.Ino && (firsts[i] == from.First || from.First == 0) {
 			return i
 		}
-		if from.First != 0 && first == from.First {
-			if byFirst >= 0 && fileIno(gens[byFirst].fi) != fileIno(g.fi) {
-				return -1 // two files begin alike (a record carried twice): neither is known to be it
-			}
-			byFirst = i
-		}
 	}
-	return byFirst
+	found := -1
+	for i, g := range gens {
+		if from.First == 0 || firsts[i] != from.First || from.Tail == 0 || lineHashAt(g.name, from.Offset) != from.Tail {
+			continue
+		}
+		if found >= 0 && fileIno(gens[found].fi) != fileIno(g.fi) {
+			return -1 // two files hold it alike: neither is known to be it
+		}
+		found = i
+	}
+	return found
 }
 
-// seekTo sets the offset to from's in the file just opened, checking that
-// the line before it is from's last: if the file no longer holds it there
-// (the reaper cut it after the position was stored), the offset goes back
-// to the last line boundary at or before the end.
-func (fl *follower) seekTo(from Pos) error {
+// resume sets the offset in the file just opened to off, where the line
+// before it should hash to last (0: not checked), and reads the JIDs of
+// the records before it. If the file no longer holds them there (the
+// reaper cut it after the position was stored), reading goes on from the
+// line boundary at or before off or the end.
+func (fl *follower) resume(ctx context.Context, off int64, last uint64) error {
 	fi, err := fl.f.Stat()
 	if err != nil {
 		return fmt.Errorf("acct: %w", err)
 	}
-	off := min(from.Offset, fi.Size())
+	if off > fi.Size() || last != 0 && lineHashOf(fl.f, off) != last {
+		b, err := boundaryBefore(fl.f, min(off, fi.Size()))
+		if err != nil {
+			return err
+		}
+		slog.Warn("acct: the accounting log no longer holds what was read (cut); reading on from the line boundary before the position",
+			"path", fl.f.Name(), "offset", off, "from", b)
+		off = b
+	}
 	if off == 0 {
 		return nil
 	}
-	start, sum, err := lineBefore(fl.f, off)
-	if err != nil {
+	if fl.given, err = jidsOfRange(ctx, fl.f, off); err != nil {
 		return err
 	}
-	if off == from.Offset && (from.Last == 0 || sum == from.Last) {
-		fl.off = off
-		if from.Last != 0 {
-			// Remembered, to see a cut of it later.
-			if line, err := readAt(fl.f, start, off); err == nil {
-				if r, ok := ParseRecordLine(line); ok {
-					fl.recent = append(fl.recent, given{jid: r.JID, start: start, end: off, sum: sum})
-				}
-			}
-		}
-		return nil
-	}
-	// Cut: from the line boundary before the position (or the end).
-	b, err := boundaryBefore(fl.f, off)
-	if err != nil {
+	fl.off, fl.tail = off, tailHashOf(fl.f, off)
+	if fl.first, err = firstLineHashOf(fl.f); err != nil {
 		return err
 	}
-	slog.Warn("acct: the accounting log no longer holds the position read to (cut); reading on from the line boundary before it",
-		"path", fl.f.Name(), "offset", from.Offset, "from", b)
-	fl.off = b
 	return nil
 }
 
-// open makes name the file read, from offset (from its start if it is
-// shorter), if it is there and, with ino not 0, is still that inode.
-func (fl *follower) open(name string, ino uint64, offset int64) (ok bool, err error) {
+// open makes name the file read, from its start, if it is there and, with
+// ino not 0, is still that inode.
+func (fl *follower) open(name string, ino uint64) (ok bool, err error) {
 	f, err := os.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
 		return false, nil
@@ -437,12 +439,8 @@ func (fl *follower) open(name string, ino uint64, offset int64) (ok bool, err er
 		return false, nil // renamed meanwhile
 	}
 	fl.close()
-	fl.f, fl.off, fl.ino, fl.first = f, offset, fileIno(st), 0
-	fl.copies, fl.prev, fl.recent, fl.mark, fl.cut, fl.lost = false, nil, nil, 0, nil, 0
-	if st.Size() < offset {
-		slog.Warn("acct: accounting log shorter than the offset read; reading it from its start", "path", name, "size", st.Size(), "offset", offset)
-		fl.off = 0
-	}
+	fl.f, fl.off, fl.tail, fl.ino, fl.first = f, 0, 0, fileIno(st), 0
+	fl.given, fl.prev, fl.copies, fl.lost = jidSet{}, nil, false, 0
 	return true, nil
 }
 
@@ -450,12 +448,14 @@ func (fl *follower) open(name string, ino uint64, offset int64) (ok bool, err er
 // the generations that have replaced the file read.
 func (fl *follower) poll(ctx context.Context, fn func(Followed) error) error {
 	if fl.f == nil {
-		if ok, err := fl.open(fl.path, 0, 0); err != nil || !ok {
+		if ok, err := fl.open(fl.path, 0); err != nil || !ok {
 			return err
 		}
 	}
 	for {
-		fl.checkCut()
+		if err := fl.checkCut(); err != nil {
+			return err
+		}
 		if err := fl.readOn(ctx, fn); err != nil {
 			return err
 		}
@@ -469,14 +469,11 @@ func (fl *follower) poll(ctx context.Context, fn func(Followed) error) error {
 		if err := fl.readOn(ctx, fn); err != nil {
 			return err
 		}
-		prev, err := jidsOfFile(ctx, fl.f) // the open file: its name may be another's now
-		if err != nil {
-			return err
-		}
-		if ok, err := fl.open(next.name, fileIno(next.fi), 0); err != nil || !ok {
+		prev := fl.given
+		if ok, err := fl.open(next.name, fileIno(next.fi)); err != nil || !ok {
 			return err // not there as listed: the next poll looks again
 		}
-		fl.copies, fl.prev = true, prev
+		fl.prev, fl.copies = prev, true
 	}
 }
 
@@ -488,38 +485,26 @@ var testHookListed = func() {}
 // successor: a test rotates the log there.
 var testHookRead = func() {}
 
-// checkCut looks whether the records given in the last look and this one
-// are still where they were read; if not, the file was cut (the reaper
-// cuts an append whose fsync failed, and writes its records again later,
-// maybe in another order): reading goes on from the first record no longer
-// there, and those given from it on are not given again when they come
-// back. A record given in an earlier look was in an append that did not
-// fail. Then the records of this look become the last look's.
-func (fl *follower) checkCut() {
-	c := slices.IndexFunc(fl.recent, func(g given) bool { return !fl.intact(g) })
-	if c >= 0 {
-		if fl.cut == nil {
-			fl.cut = map[string]bool{}
-		}
-		for _, g := range fl.recent[c:] {
-			fl.cut[g.jid] = true
-		}
-		fl.off = fl.recent[c].start
-		slog.Warn("acct: the accounting log was cut below what was read; reading on from the cut", "path", fl.f.Name(),
-			"records", len(fl.recent)-c, "offset", fl.off)
-		fl.recent = fl.recent[:c]
-		if fl.off == 0 {
-			fl.first = 0
-		}
+// checkCut looks whether the file still holds what was read before the
+// offset (its size, and the tailLen bytes before it); if not, the reaper
+// cut it (an append whose fsync failed, written again later, maybe in
+// another order), and the file is read again from its start: the records
+// whose JIDs were read are not given again.
+func (fl *follower) checkCut() error {
+	if fl.off == 0 || fl.tail == 0 {
+		return nil
 	}
-	fl.recent = fl.recent[min(fl.mark, len(fl.recent)):]
-	fl.mark = len(fl.recent)
-}
-
-// intact reports whether g's line is still where it was read.
-func (fl *follower) intact(g given) bool {
-	line, err := readAt(fl.f, g.start, g.end)
-	return err == nil && len(line) > 0 && hashLine(line) == g.sum
+	fi, err := fl.f.Stat()
+	if err != nil {
+		return fmt.Errorf("acct: %w", err)
+	}
+	if fi.Size() >= fl.off && tailHashOf(fl.f, fl.off) == fl.tail {
+		return nil
+	}
+	slog.Warn("acct: the accounting log was cut below what was read; reading it again from its start, giving only what was not given",
+		"path", fl.f.Name(), "size", fi.Size(), "offset", fl.off)
+	fl.off, fl.tail, fl.first = 0, 0, 0
+	return nil
 }
 
 // successor is the file that replaced the one read, once it has been
@@ -539,6 +524,15 @@ func (fl *follower) successor() (*generation, error) {
 	gens, err := fl.generations()
 	if err != nil {
 		return nil, err
+	}
+	// A listing is names, then each one's file: a rotation between the two
+	// can mix before and after. Two that agree are one state.
+	again, err := fl.generations()
+	if err != nil {
+		return nil, err
+	}
+	if !slices.EqualFunc(gens, again, func(a, b generation) bool { return a.name == b.name && fileIno(a.fi) == fileIno(b.fi) }) {
+		return nil, nil // a rotation under way: look again
 	}
 	// The newer neighbour in the list (the next generation, or the live
 	// log) is the file that replaced it.
@@ -585,19 +579,25 @@ func (fl *follower) readOn(ctx context.Context, fn func(Followed) error) error {
 	if _, err := fl.f.Seek(fl.off, io.SeekStart); err != nil {
 		return fmt.Errorf("acct: %w", err)
 	}
-	br := bufio.NewReaderSize(fl.f, 64<<10)
+	if fl.br == nil {
+		fl.br = bufio.NewReaderSize(fl.f, 64<<10)
+	} else {
+		fl.br.Reset(fl.f)
+	}
 	for lines := 0; ; lines++ {
 		if lines%4096 == 0 && ctx.Err() != nil {
 			return ctx.Err()
 		}
-		line, n, err := readLine(br)
+		line, n, err := readLine(fl.br)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				return nil // a last line without its newline is not yet whole
+				// A last line without its newline is not yet whole. What
+				// was read is checked at the next look (checkCut).
+				fl.tail = tailHashOf(fl.f, fl.off)
+				return nil
 			}
 			return fmt.Errorf("acct: %s: %w", fl.f.Name(), err)
 		}
-		start := fl.off
 		fl.off += int64(n)
 		if fl.first == 0 {
 			if fl.first, err = firstLineHashOf(fl.f); err != nil {
@@ -608,60 +608,42 @@ func (fl *follower) readOn(ctx context.Context, fn func(Followed) error) error {
 		if !ok {
 			continue
 		}
-		if fl.cut[r.JID] {
-			delete(fl.cut, r.JID) // given before it was cut
-			continue
+		k := jidKey(r.JID)
+		if _, done := fl.given[k]; done {
+			continue // read before a cut, and written back
 		}
-		copied := false
-		if fl.prev != nil {
-			if copied = fl.prev[r.JID]; !copied {
-				fl.prev = nil
-			}
-		}
-		if !copied {
-			fl.copies = false
-		}
-		sum := hashLine(line)
-		fl.remember(given{jid: r.JID, start: start, end: fl.off, sum: sum})
-		next := Pos{Ino: fl.ino, First: fl.first, Offset: fl.off, Last: sum, Copies: fl.copies}
+		fl.given[k] = struct{}{}
+		_, copied := fl.prev[k]
+		next := Pos{Ino: fl.ino, First: fl.first, Offset: fl.off, Tail: hashLine(line), Copies: fl.copies}
 		if err := fn(Followed{Record: r, Next: next, Copy: copied}); err != nil {
 			return fnError{err}
 		}
 	}
 }
 
-// remember adds g to the records remembered to see a cut by.
-func (fl *follower) remember(g given) {
-	fl.recent = append(fl.recent, g)
-	for len(fl.recent) > 1 && g.end-fl.recent[0].start > cutMemory {
-		fl.recent = fl.recent[1:]
-		fl.mark = max(fl.mark-1, 0)
-	}
-}
-
 // jidsOf is the set of JIDs with a record in the file at path.
-func jidsOf(ctx context.Context, path string) (map[string]bool, error) {
+func jidsOf(ctx context.Context, path string) (jidSet, error) {
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("acct: %w", err)
 	}
 	defer f.Close()
-	return jidsOfFile(ctx, f)
+	return jidsOfRange(ctx, f, 1<<62)
 }
 
-// jidsOfFile is the set of JIDs with a record in f, read from its start:
-// those named as a record's "jid" on a whole line (Mentions' reading, with
-// no JSON decoded: a rotation reads a whole generation).
-func jidsOfFile(ctx context.Context, f *os.File) (map[string]bool, error) {
-	out := map[string]bool{}
-	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, 1<<62), 64<<10)
+// jidsOfRange is the set of JIDs with a record on a whole line of f before
+// off: those named as a record's "jid" (Mentions' reading, with no JSON
+// decoded: a rotation or a resume reads a whole generation).
+func jidsOfRange(ctx context.Context, f *os.File, off int64) (jidSet, error) {
+	out := jidSet{}
+	r := bufio.NewReaderSize(io.NewSectionReader(f, 0, off), 64<<10)
 	for n := 0; ; n++ {
 		if n%4096 == 0 && ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
 		line, err := ReadLine(r)
 		if err == nil {
-			eachJID(line, func(jid string) bool { out[jid] = true; return true })
+			eachJID(line, func(jid string) bool { out[jidKey(jid)] = struct{}{}; return true })
 		}
 		if err == io.EOF {
 			return out, nil
@@ -708,37 +690,46 @@ func hashLine(line []byte) uint64 {
 	return h.Sum64() | 1
 }
 
-// readAt reads f's bytes [start, end).
-func readAt(f *os.File, start, end int64) ([]byte, error) {
-	if end <= start || end-start > MaxRecordLine+1 {
-		return nil, nil
-	}
-	b := make([]byte, end-start)
+// tailHashOf is a hash of f's tailLen bytes before off (fewer at the
+// file's start; never 0), or 0 if f does not hold them (it is shorter).
+func tailHashOf(f *os.File, off int64) uint64 {
+	start := max(0, off-tailLen)
+	b := make([]byte, off-start)
 	if _, err := f.ReadAt(b, start); err != nil {
-		return nil, err
+		return 0
 	}
-	return b, nil
+	return hashLine(b)
 }
 
-// lineBefore finds the line that ends at off (off just after its newline):
-// its start and hash (0 if there is no whole line there).
-func lineBefore(f *os.File, off int64) (start int64, sum uint64, err error) {
-	end, err := readAt(f, off-1, off)
+// lineHashOf is hashLine of the whole line of f that ends at off (off just
+// after its newline), or 0 if there is none.
+func lineHashOf(f *os.File, off int64) uint64 {
+	nl := make([]byte, 1)
+	if off < 1 {
+		return 0
+	}
+	if _, err := f.ReadAt(nl, off-1); err != nil || nl[0] != '\n' {
+		return 0
+	}
+	start, err := boundaryBefore(f, off-1)
+	if err != nil || off-start > MaxRecordLine+1 {
+		return 0
+	}
+	b := make([]byte, off-start)
+	if _, err := f.ReadAt(b, start); err != nil {
+		return 0
+	}
+	return hashLine(b)
+}
+
+// lineHashAt is lineHashOf the file at path.
+func lineHashAt(path string, off int64) uint64 {
+	f, err := os.Open(path)
 	if err != nil {
-		return 0, 0, fmt.Errorf("acct: %w", err)
+		return 0
 	}
-	if len(end) != 1 || end[0] != '\n' {
-		return 0, 0, nil
-	}
-	start, err = boundaryBefore(f, off-1)
-	if err != nil {
-		return 0, 0, err
-	}
-	line, err := readAt(f, start, off)
-	if err != nil {
-		return 0, 0, fmt.Errorf("acct: %w", err)
-	}
-	return start, hashLine(line), nil
+	defer f.Close()
+	return lineHashOf(f, off)
 }
 
 // boundaryBefore is the offset just after the last newline before off (0

@@ -457,8 +457,8 @@ func TestFollow_ResumesAmongCopiesDuringARotation(t *testing.T) {
 }
 
 // In a copied spool two generations begin with the same line (a record
-// carried by a rotation): the stored file is not known, so the live log
-// is read from its start, rather than another file at the stored offset.
+// carried by a rotation): the stored file is the one that also holds the
+// last line read at the stored offset.
 func TestFollow_TwoFilesBeginAlike(t *testing.T) {
 	path, _, s := following(t, "K1", "K2", "K3")
 	rotate(t, path, 1, "K1")
@@ -473,8 +473,8 @@ func TestFollow_TwoFilesBeginAlike(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if got := poll(t, startAt(t, moved, ParsePos(s.last.Bytes())), s); got != "K1 K4" {
-		t.Fatalf("got %q, want the live log from its start, K1 K4", got)
+	if got := poll(t, startAt(t, moved, ParsePos(s.last.Bytes())), s); got != "K1(copy) K4" {
+		t.Fatalf("got %q, want the rest of .1 (nothing), then the live log: K1(copy) K4", got)
 	}
 }
 
@@ -512,5 +512,92 @@ func TestFollow_FileMovedAway(t *testing.T) {
 	}
 	if got := poll(t, fl, s); got != "A1" {
 		t.Fatalf("got %q, want A1", got)
+	}
+}
+
+// The reaper's cut on a failing disk, in the ways the follower may see it;
+// every record given once, none lost.
+func TestFollow_Cuts(t *testing.T) {
+	cutTo := func(t *testing.T, path string, records int) {
+		t.Helper()
+		if err := os.Truncate(path, int64(records*len(line("J0")))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Run("seen several looks later, written back in another order", func(t *testing.T) {
+		path, fl, s := following(t, "J0")
+		appendTo(t, path, line("J1")+line("J2"))
+		poll(t, fl, s)
+		poll(t, fl, s)
+		poll(t, fl, s)
+		cutTo(t, path, 1)
+		appendTo(t, path, line("J3")+line("J2")+line("J1")+line("J4"))
+		if got := poll(t, fl, s); got != "J3 J4" {
+			t.Fatalf("got %q, want J3 J4", got)
+		}
+	})
+	t.Run("a look between the cut and the write-back", func(t *testing.T) {
+		path, fl, s := following(t, "J0", "J1", "J2")
+		cutTo(t, path, 1)
+		poll(t, fl, s)
+		appendTo(t, path, line("J3")+line("J1")+line("J2")+line("J4"))
+		if got := poll(t, fl, s); got != "J3 J4" {
+			t.Fatalf("got %q, want J3 J4", got)
+		}
+	})
+	t.Run("cut again after the write-back", func(t *testing.T) {
+		path, fl, s := following(t, "J0", "J1", "J2")
+		cutTo(t, path, 1)
+		poll(t, fl, s)
+		appendTo(t, path, line("J1")+line("J2"))
+		poll(t, fl, s)
+		cutTo(t, path, 1)
+		poll(t, fl, s)
+		appendTo(t, path, line("J3")+line("J1")+line("J2"))
+		if got := poll(t, fl, s); got != "J3" {
+			t.Fatalf("got %q, want J3", got)
+		}
+	})
+	t.Run("then a rotation", func(t *testing.T) {
+		path, fl, s := following(t, "J0", "J5")
+		cutTo(t, path, 1)
+		poll(t, fl, s)
+		rotate(t, path, 1)
+		appendTo(t, path, line("J5")+line("J6"))
+		if got := poll(t, fl, s); got != "J5(copy) J6" {
+			t.Fatalf("got %q, want J5(copy) J6 (J5 was given before the cut)", got)
+		}
+	})
+}
+
+// A record carried through two rotations heads three generations: the
+// stored file is found by its inode, not taken for ambiguous.
+func TestFollow_ThreeGenerationsBeginAlike(t *testing.T) {
+	path, fl, s := following(t, "K", "A1", "A2")
+	fl.close()
+	rotate(t, path, 3, "K")
+	appendTo(t, path, line("B1"))
+	rotate(t, path, 3, "K")
+	appendTo(t, path, line("C1"))
+	if got := poll(t, startAt(t, path, ParsePos(s.last.Bytes())), s); got != "K(copy) B1 K(copy) C1" {
+		t.Fatalf("got %q, want K(copy) B1 K(copy) C1", got)
+	}
+}
+
+// A cut while the reader was stopped, written over with longer records:
+// the stored offset now falls inside a line, and reading goes on from that
+// line's start (skipping into it would lose its record).
+func TestFollow_CutWhileStoppedOffsetInALine(t *testing.T) {
+	path, fl, s := following(t, "J0", "J1", "J2")
+	fl.close()
+	if err := os.Truncate(path, int64(len(line("J0")))); err != nil {
+		t.Fatal(err)
+	}
+	long := func(jid string) string {
+		return fmt.Sprintf(`{"jid":%q,"name":"a longer record","state":"exited","swf_status":1}`+"\n", jid)
+	}
+	appendTo(t, path, long("J3")+long("J4"))
+	if got := poll(t, startAt(t, path, ParsePos(s.last.Bytes())), s); got != "J4" {
+		t.Fatalf("got %q, want J4 (J3 ends before the stored offset: taken as read)", got)
 	}
 }
