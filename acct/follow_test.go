@@ -1,6 +1,7 @@
 package acct
 
 import (
+	"bufio"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -599,5 +600,41 @@ func TestFollow_CutWhileStoppedOffsetInALine(t *testing.T) {
 	appendTo(t, path, long("J3")+long("J4"))
 	if got := poll(t, startAt(t, path, ParsePos(s.last.Bytes())), s); got != "J4" {
 		t.Fatalf("got %q, want J4 (J3 ends before the stored offset: taken as read)", got)
+	}
+}
+
+// BenchmarkFollow_CatchUp reads a log of 200,000 records (about 64 MiB,
+// retention.accounting_bytes' default) from its start, as a fresh reader
+// does, and then looks once more (the check of what was read).
+func BenchmarkFollow_CatchUp(b *testing.B) {
+	path := filepath.Join(b.TempDir(), JSONL)
+	f, err := os.Create(path)
+	if err != nil {
+		b.Fatal(err)
+	}
+	w := bufio.NewWriter(f)
+	pad := strings.Repeat("x", 250)
+	for i := range 200000 {
+		fmt.Fprintf(w, `{"jid":"J%06d","name":"%s","state":"exited","swf_status":1}`+"\n", i, pad)
+	}
+	if err := w.Flush(); err != nil {
+		b.Fatal(err)
+	}
+	f.Close()
+	b.ResetTimer()
+	for range b.N {
+		fl := &follower{path: path}
+		n := 0
+		count := func(Followed) error { n++; return nil }
+		if err := fl.poll(context.Background(), count); err != nil {
+			b.Fatal(err)
+		}
+		if err := fl.poll(context.Background(), count); err != nil {
+			b.Fatal(err)
+		}
+		fl.close()
+		if n != 200000 {
+			b.Fatalf("%d records", n)
+		}
 	}
 }
