@@ -131,8 +131,8 @@ type Followed struct {
 // ambiguous), read to its end and followed by the newer generations in
 // turn. The reaper cuts an append whose fsync failed and writes its
 // records again later: at each look Follow checks that the file still
-// holds the tailLen bytes before its offset, and if not, reads the file
-// again from its start, giving only the records whose JIDs it has not.
+// holds the tailLen bytes it read before its offset, and if not, reads the
+// file again from its start, giving only the records whose JIDs it has not.
 //
 // Records are lost or given twice only where this cannot be known:
 //   - a from whose file is gone (rotated past retention.accounting_keep
@@ -143,11 +143,14 @@ type Followed struct {
 //     line, it is taken for a cut of it, and its head is skipped);
 //   - a from that its file no longer holds (cut while the reader was
 //     stopped): reading goes on from the line boundary at or before its
-//     offset or the end, and a record cut and written back after that is
-//     given again;
+//     offset or the end; a record cut and written back after that is given
+//     again, and one written back before it is lost; if the cut emptied the
+//     file and it was rotated since, the file is not found (its first line
+//     changed), as if gone;
 //   - a reader resumed among the copies of a generation whose predecessor
 //     is gone (keep 0, or deleted since) gives the rest of the copies as
-//     new records.
+//     new records, and so does one resumed there after a cut record was
+//     written back into that generation.
 //
 // A file deleted while Follow reads it (rotated past keep) is read to its
 // end from the open file, then the oldest generation written after it; a
@@ -208,7 +211,11 @@ type follower struct {
 	ino   uint64
 	first uint64 // hash of f's first line; 0 until it has one
 	off   int64
-	tail  uint64 // tailHashOf(f, off) when it was read to off
+	// win is the last tailLen bytes read, before off (nil: not known, as
+	// after a line too long to keep), and tail their hash as of the last
+	// look: what checkCut expects the file still to hold there.
+	win  []byte
+	tail uint64
 	// given holds (hashes of) the JIDs read from f before off; prev those
 	// of the generation read before f (nil: none), whose records count as
 	// copies; copies says that generation was read (Pos.Copies).
@@ -326,7 +333,10 @@ func (fl *follower) start(ctx context.Context, from Pos) error {
 			return err
 		}
 		testHookListed()
-		i := fl.find(gens, from)
+		i, stale := fl.find(gens, from)
+		if stale && try < lostLooks {
+			continue // a file changed under its name while listed: list again
+		}
 		if i < 0 {
 			slog.Warn("acct: the accounting log read so far is gone (rotated past retention.accounting_keep); reading the live log from its start",
 				"path", fl.path, "inode", from.Ino, "offset", from.Offset)
@@ -366,26 +376,41 @@ func (fl *follower) start(ctx context.Context, from Pos) error {
 
 // find is the index in gens of from's file: the one with its inode and
 // first line; else the only one with its first line whose line before
-// from's offset is from's last; -1 if none.
-func (fl *follower) find(gens []generation, from Pos) int {
+// from's offset is from's last; -1 if none. stale: a name no longer holds
+// the file listed under it (a rotation since the listing).
+func (fl *follower) find(gens []generation, from Pos) (found int, stale bool) {
 	firsts := make([]uint64, len(gens))
+	lasts := make([]uint64, len(gens))
 	for i, g := range gens {
-		firsts[i], _ = firstLineHash(g.name)
+		f, err := os.Open(g.name)
+		if err != nil {
+			stale = true
+			continue
+		}
+		fi, err := f.Stat()
+		if err != nil || fileIno(fi) != fileIno(g.fi) {
+			f.Close()
+			stale = true
+			continue
+		}
+		firsts[i], _ = firstLineHashOf(f)
+		lasts[i] = lineHashOf(f, from.Offset)
+		f.Close()
 		if fileIno(g.fi) == from.Ino && (firsts[i] == from.First || from.First == 0) {
-			return i
+			return i, false
 		}
 	}
-	found := -1
+	found = -1
 	for i, g := range gens {
-		if from.First == 0 || firsts[i] != from.First || from.Tail == 0 || lineHashAt(g.name, from.Offset) != from.Tail {
+		if from.First == 0 || firsts[i] != from.First || from.Tail == 0 || lasts[i] != from.Tail {
 			continue
 		}
 		if found >= 0 && fileIno(gens[found].fi) != fileIno(g.fi) {
-			return -1 // two files hold it alike: neither is known to be it
+			return -1, stale // two files hold it alike: neither is known to be it
 		}
 		found = i
 	}
-	return found
+	return found, stale
 }
 
 // resume sets the offset in the file just opened to off, where the line
@@ -414,6 +439,7 @@ func (fl *follower) resume(ctx context.Context, off int64, last uint64) error {
 		return err
 	}
 	fl.off, fl.tail = off, tailHashOf(fl.f, off)
+	fl.win = nil // read from the file at the next look's end
 	if fl.first, err = firstLineHashOf(fl.f); err != nil {
 		return err
 	}
@@ -439,7 +465,7 @@ func (fl *follower) open(name string, ino uint64) (ok bool, err error) {
 		return false, nil // renamed meanwhile
 	}
 	fl.close()
-	fl.f, fl.off, fl.tail, fl.ino, fl.first = f, 0, 0, fileIno(st), 0
+	fl.f, fl.off, fl.tail, fl.win, fl.ino, fl.first = f, 0, 0, []byte{}, fileIno(st), 0
 	fl.given, fl.prev, fl.copies, fl.lost = jidSet{}, nil, false, 0
 	return true, nil
 }
@@ -466,6 +492,9 @@ func (fl *follower) poll(ctx context.Context, fn func(Followed) error) error {
 		}
 		// The reaper appends no more to a file once it is rotated: read
 		// what it wrote between the read above and the rotation.
+		if err := fl.checkCut(); err != nil {
+			return err
+		}
 		if err := fl.readOn(ctx, fn); err != nil {
 			return err
 		}
@@ -486,12 +515,13 @@ var testHookListed = func() {}
 var testHookRead = func() {}
 
 // checkCut looks whether the file still holds what was read before the
-// offset (its size, and the tailLen bytes before it); if not, the reaper
+// offset (its size, and the tailLen bytes before it, as they were read: a
+// cut while they were read leaves a tail of 0, which no file holds); if not, the reaper
 // cut it (an append whose fsync failed, written again later, maybe in
 // another order), and the file is read again from its start: the records
 // whose JIDs were read are not given again.
 func (fl *follower) checkCut() error {
-	if fl.off == 0 || fl.tail == 0 {
+	if fl.off == 0 {
 		return nil
 	}
 	fi, err := fl.f.Stat()
@@ -503,7 +533,7 @@ func (fl *follower) checkCut() error {
 	}
 	slog.Warn("acct: the accounting log was cut below what was read; reading it again from its start, giving only what was not given",
 		"path", fl.f.Name(), "size", fi.Size(), "offset", fl.off)
-	fl.off, fl.tail, fl.first = 0, 0, 0
+	fl.off, fl.tail, fl.win, fl.first = 0, 0, []byte{}, 0
 	return nil
 }
 
@@ -576,6 +606,7 @@ func (fl *follower) successor() (*generation, error) {
 
 // readOn gives the whole records of the file read from its offset on.
 func (fl *follower) readOn(ctx context.Context, fn func(Followed) error) error {
+	defer fl.settle()
 	if _, err := fl.f.Seek(fl.off, io.SeekStart); err != nil {
 		return fmt.Errorf("acct: %w", err)
 	}
@@ -591,18 +622,21 @@ func (fl *follower) readOn(ctx context.Context, fn func(Followed) error) error {
 		line, n, err := readLine(fl.br)
 		if err != nil {
 			if errors.Is(err, io.EOF) {
-				// A last line without its newline is not yet whole. What
-				// was read is checked at the next look (checkCut).
-				fl.tail = tailHashOf(fl.f, fl.off)
-				return nil
+				return nil // a last line without its newline is not yet whole
 			}
 			return fmt.Errorf("acct: %s: %w", fl.f.Name(), err)
 		}
 		fl.off += int64(n)
+		fl.slide(line, n)
 		if fl.first == 0 {
 			if fl.first, err = firstLineHashOf(fl.f); err != nil {
 				return err
 			}
+		}
+		jid := ""
+		eachJID(line, func(j string) bool { jid = j; return true }) // the last: a record glued after a torn one
+		if _, done := fl.given[jidKey(jid)]; done && jid != "" {
+			continue // read before a cut, and written back
 		}
 		r, ok := ParseRecordLine(line)
 		if !ok {
@@ -610,13 +644,46 @@ func (fl *follower) readOn(ctx context.Context, fn func(Followed) error) error {
 		}
 		k := jidKey(r.JID)
 		if _, done := fl.given[k]; done {
-			continue // read before a cut, and written back
+			continue
 		}
 		fl.given[k] = struct{}{}
 		_, copied := fl.prev[k]
 		next := Pos{Ino: fl.ino, First: fl.first, Offset: fl.off, Tail: hashLine(line), Copies: fl.copies}
 		if err := fn(Followed{Record: r, Next: next, Copy: copied}); err != nil {
 			return fnError{err}
+		}
+	}
+}
+
+// slide adds a line read (n bytes, its newline included) to the window of
+// the last tailLen bytes read; a line too long to keep makes it unknown.
+func (fl *follower) slide(line []byte, n int) {
+	if fl.win == nil || len(line)+1 != n {
+		fl.win = nil
+		return
+	}
+	fl.win = append(append(fl.win, line...), '\n')
+	if extra := len(fl.win) - tailLen; extra > 0 {
+		fl.win = append(fl.win[:0], fl.win[extra:]...)
+	}
+}
+
+// settle sets the tail checkCut expects at the next look: the hash of the
+// bytes read (from the window), so that a cut while they were read is
+// seen; without a window, of what the file holds now.
+func (fl *follower) settle() {
+	switch {
+	case fl.off == 0:
+		fl.tail = 0
+	case fl.win != nil && int64(len(fl.win)) == min(fl.off, tailLen):
+		fl.tail = hashLine(fl.win)
+	default:
+		fl.tail = tailHashOf(fl.f, fl.off)
+		if fl.tail != 0 {
+			b := make([]byte, min(fl.off, tailLen))
+			if _, err := fl.f.ReadAt(b, fl.off-int64(len(b))); err == nil && hashLine(b) == fl.tail {
+				fl.win = b
+			}
 		}
 	}
 }

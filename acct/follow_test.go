@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -635,6 +636,62 @@ func BenchmarkFollow_CatchUp(b *testing.B) {
 		fl.close()
 		if n != 200000 {
 			b.Fatalf("%d records", n)
+		}
+	}
+}
+
+// A restart while the log is rotated between start's listing of its files
+// and its look at them: start lists them again, and finds the file it was
+// reading (now .2), then goes through the newer ones.
+func TestFollow_RotationWhileStartingTwoBehind(t *testing.T) {
+	path, fl, s := following(t, "A1", "A2")
+	fl.close()
+	rotate(t, path, 3, "A2")
+	appendTo(t, path, line("B1"))
+	testHookListed = func() {
+		testHookListed = func() {}
+		rotate(t, path, 3)
+		appendTo(t, path, line("C1"))
+	}
+	t.Cleanup(func() { testHookListed = func() {} })
+	if got := poll(t, startAt(t, path, ParsePos(s.last.Bytes())), s); got != "A2(copy) B1 C1" {
+		t.Fatalf("got %q, want A2(copy) B1 C1", got)
+	}
+}
+
+// The reaper cuts the log while the follower gives what it read (fn may
+// take long: the profiler's write is fsynced), and writes it back, maybe
+// before the follower's look ends: the cut is seen from the bytes that
+// were read, not from what the file holds after.
+func TestFollow_CutWhileGiving(t *testing.T) {
+	for _, back := range []string{"later", "at once"} {
+		path, fl, s := following(t, "J0")
+		appendTo(t, path, line("J1")+line("J2"))
+		writeBack := func() { appendTo(t, path, line("J3")+line("J2")+line("J1")+line("J4")) }
+		err := fl.poll(context.Background(), func(f Followed) error {
+			s.fn(f)
+			if f.JID == "J2" {
+				if err := os.Truncate(path, int64(len(line("J0")))); err != nil {
+					t.Fatal(err)
+				}
+				if back == "at once" {
+					writeBack()
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back == "later" {
+			writeBack()
+		}
+		// Each once, in whatever looks: written back at once, J4 comes in
+		// the first look (read on past the cut) and J3 in the second.
+		got := strings.Fields(s.take() + " " + poll(t, fl, s))
+		slices.Sort(got)
+		if !slices.Equal(got, []string{"J1", "J2", "J3", "J4"}) {
+			t.Fatalf("written back %s: got %v, want J1 J2 J3 J4 once each", back, got)
 		}
 	}
 }
