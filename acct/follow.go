@@ -516,10 +516,10 @@ var testHookRead = func() {}
 
 // checkCut looks whether the file still holds what was read before the
 // offset (its size, and the tailLen bytes before it, as they were read: a
-// cut while they were read leaves a tail of 0, which no file holds); if not, the reaper
-// cut it (an append whose fsync failed, written again later, maybe in
-// another order), and the file is read again from its start: the records
-// whose JIDs were read are not given again.
+// cut while they were read leaves a tail of 0, which no file holds); if
+// not, the reaper cut it (an append whose fsync failed, written again
+// later, maybe in another order), and the file is read again from its
+// start: the records whose JIDs were read are not given again.
 func (fl *follower) checkCut() error {
 	if fl.off == 0 {
 		return nil
@@ -633,10 +633,12 @@ func (fl *follower) readOn(ctx context.Context, fn func(Followed) error) error {
 				return err
 			}
 		}
+		// A JID read before (a cut written back) is passed over before its
+		// JSON is decoded: after a cut the whole file is read again.
 		jid := ""
 		eachJID(line, func(j string) bool { jid = j; return true }) // the last: a record glued after a torn one
-		if _, done := fl.given[jidKey(jid)]; done && jid != "" {
-			continue // read before a cut, and written back
+		if _, done := fl.given[jidKey(jid)]; done {
+			continue
 		}
 		r, ok := ParseRecordLine(line)
 		if !ok {
@@ -644,7 +646,7 @@ func (fl *follower) readOn(ctx context.Context, fn func(Followed) error) error {
 		}
 		k := jidKey(r.JID)
 		if _, done := fl.given[k]; done {
-			continue
+			continue // a glued line whose record is not its last "jid"
 		}
 		fl.given[k] = struct{}{}
 		_, copied := fl.prev[k]
@@ -678,13 +680,12 @@ func (fl *follower) settle() {
 	case fl.win != nil && int64(len(fl.win)) == min(fl.off, tailLen):
 		fl.tail = hashLine(fl.win)
 	default:
-		fl.tail = tailHashOf(fl.f, fl.off)
-		if fl.tail != 0 {
-			b := make([]byte, min(fl.off, tailLen))
-			if _, err := fl.f.ReadAt(b, fl.off-int64(len(b))); err == nil && hashLine(b) == fl.tail {
-				fl.win = b
-			}
+		b := make([]byte, min(fl.off, tailLen))
+		if _, err := fl.f.ReadAt(b, fl.off-int64(len(b))); err != nil {
+			fl.tail = 0 // shorter than what was read: a cut, for checkCut
+			return
 		}
+		fl.tail, fl.win = hashLine(b), b
 	}
 }
 
@@ -722,16 +723,6 @@ func jidsOfRange(ctx context.Context, f *os.File, off int64) (jidSet, error) {
 
 // firstLineLen bounds the part of a file's first line that names it.
 const firstLineLen = 4 << 10
-
-// firstLineHash is firstLineHashOf the file at path.
-func firstLineHash(path string) (uint64, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0, err
-	}
-	defer f.Close()
-	return firstLineHashOf(f)
-}
 
 // firstLineHashOf is hashLine of f's first line, or of its first
 // firstLineLen bytes; 0 for a file without a whole first line.
@@ -787,16 +778,6 @@ func lineHashOf(f *os.File, off int64) uint64 {
 		return 0
 	}
 	return hashLine(b)
-}
-
-// lineHashAt is lineHashOf the file at path.
-func lineHashAt(path string, off int64) uint64 {
-	f, err := os.Open(path)
-	if err != nil {
-		return 0
-	}
-	defer f.Close()
-	return lineHashOf(f, off)
 }
 
 // boundaryBefore is the offset just after the last newline before off (0
