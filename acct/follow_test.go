@@ -215,8 +215,10 @@ func TestFollow_UntilCancelled(t *testing.T) {
 	got := make(chan Followed, 16)
 	done := make(chan error, 1)
 	go func() {
-		done <- Follow(ctx, path, Pos{}, 5*time.Millisecond, func(f Followed) error {
-			got <- f
+		done <- Follow(ctx, path, Pos{}, 5*time.Millisecond, 0, func(fs []Followed) error {
+			for _, f := range fs {
+				got <- f
+			}
 			return nil
 		})
 	}()
@@ -251,9 +253,65 @@ func TestFollow_ReturnsFnError(t *testing.T) {
 	path := filepath.Join(t.TempDir(), JSONL)
 	appendTo(t, path, line("J1"))
 	boom := fmt.Errorf("boom")
-	err := Follow(context.Background(), path, Pos{}, time.Hour, func(Followed) error { return boom })
+	err := Follow(context.Background(), path, Pos{}, time.Hour, 0, func([]Followed) error { return boom })
 	if err != boom {
 		t.Fatalf("got %v, want boom", err)
+	}
+}
+
+// Batches: at most batch records each, in order, and a look's records are
+// given when the look ends, not held for the next; fn's error on a full
+// batch, in the middle of a look, stops Follow with it.
+func TestFollow_Batches(t *testing.T) {
+	path := filepath.Join(t.TempDir(), JSONL)
+	for i := 1; i <= 5; i++ {
+		appendTo(t, path, line(fmt.Sprintf("J%d", i)))
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	got := make(chan string, 16)
+	done := make(chan error, 1)
+	go func() {
+		done <- Follow(ctx, path, Pos{}, 5*time.Millisecond, 2, func(fs []Followed) error {
+			var b []string
+			for _, f := range fs {
+				b = append(b, f.JID)
+			}
+			got <- strings.Join(b, " ")
+			return nil
+		})
+	}()
+	want := func(batch string) {
+		t.Helper()
+		select {
+		case b := <-got:
+			if b != batch {
+				t.Fatalf("batch %q, want %q", b, batch)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no batch %q within 10 s", batch)
+		}
+	}
+	want("J1 J2")
+	want("J3 J4")
+	want("J5") // the end of the look
+	appendTo(t, path, line("J6"))
+	want("J6")
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatal(err)
+	}
+
+	boom, calls := fmt.Errorf("boom"), 0
+	err := Follow(context.Background(), path, Pos{}, time.Hour, 4, func(fs []Followed) error {
+		calls++
+		if len(fs) != 4 || fs[0].JID != "J1" {
+			t.Errorf("first batch of %d, from %s", len(fs), fs[0].JID)
+		}
+		return boom
+	})
+	if err != boom || calls != 1 {
+		t.Fatalf("got %v after %d calls, want boom after 1", err, calls)
 	}
 }
 

@@ -364,8 +364,10 @@ func TestRetention_FollowerAcrossRotation(t *testing.T) {
 	got := make(chan given, 64)
 	done := make(chan error, 1)
 	go func() {
-		done <- acct.Follow(ctx, filepath.Join(db, acct.JSONL), acct.Pos{}, time.Millisecond, func(f acct.Followed) error {
-			got <- given{f.JID, f.Copy}
+		done <- acct.Follow(ctx, filepath.Join(db, acct.JSONL), acct.Pos{}, time.Millisecond, 0, func(fs []acct.Followed) error {
+			for _, f := range fs {
+				got <- given{f.JID, f.Copy}
+			}
 			return nil
 		})
 	}()

@@ -17,8 +17,9 @@ const FeedEvery = time.Second
 // db/accounting.jsonl, through its rotations: acct.Follow) until ctx ends,
 // and observes every completed job (SWF status 1, with a run time) as a
 // run of its category (RecordCategory) by its user on as many processors
-// as it had hosts. With a file (Open), the position read so far is stored
-// in the same bbolt transaction as each observation, so that after a
+// as it had hosts. With a file (Open), the records acct.Follow gives at
+// once (up to acct.DefaultFollowBatch, fewer once caught up) are counted
+// in one bbolt transaction, with the position read so far, so that after a
 // restart the feed resumes where it stopped and never counts a record
 // twice (nor a rotation's copy of one); a memory-only profiler reads the
 // log from its start.
@@ -39,19 +40,28 @@ func FeedFromAccounting(ctx context.Context, path string, p *Profiler) error {
 			return err
 		}
 	}
-	return acct.Follow(ctx, path, from, FeedEvery, func(f acct.Followed) error {
-		pos := f.Next.Bytes()
-		if f.Copy || !f.Completed() || len(f.Hosts) == 0 {
-			return p.setMeta(key, pos)
+	return acct.Follow(ctx, path, from, FeedEvery, feedBatch, func(fs []acct.Followed) error {
+		runs := make([]run, 0, len(fs))
+		for _, f := range fs {
+			if f.Copy || !f.Completed() || len(f.Hosts) == 0 {
+				continue
+			}
+			r := run{RecordCategory(f.Record), f.User, len(f.Hosts), *f.ActualSeconds}
+			if err := r.check(); err != nil {
+				slog.Warn("profiler: accounting record not observed", "jid", f.JID, "err", err)
+				continue
+			}
+			runs = append(runs, r)
 		}
-		err := p.observe(RecordCategory(f.Record), f.User, len(f.Hosts), *f.ActualSeconds, map[string][]byte{key: pos})
-		if err != nil {
-			slog.Warn("profiler: accounting record not observed", "jid", f.JID, "err", err)
-			return p.setMeta(key, pos)
-		}
-		return nil
+		_, err := p.observe(runs, map[string][]byte{key: fs[len(fs)-1].Next.Bytes()})
+		return err
 	})
 }
+
+// feedBatch is the most records FeedFromAccounting counts in one
+// transaction (0: acct.DefaultFollowBatch); a benchmark sets 1, one
+// transaction per record, to compare.
+var feedBatch = 0
 
 // RecordCategory is the category an accounting record's run counts in: its
 // Category, else (a record of an older reaper) its Executable, which is

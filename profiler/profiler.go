@@ -111,28 +111,84 @@ var ErrBadObservation = errors.New("profiler: bad observation")
 // Observe counts one finished run of exe by user: seconds of wall time on
 // procs processors. Names must not contain NUL (argv and user names cannot).
 func (p *Profiler) Observe(exe, user string, procs int, seconds float64) error {
-	return p.observe(exe, user, procs, seconds, nil)
+	bad, err := p.observe([]run{{exe, user, procs, seconds}}, nil)
+	if len(bad) > 0 {
+		return bad[0]
+	}
+	return err
 }
 
-// observe counts a run and, with a file, writes it in one transaction with
-// the meta entries in meta (the accounting feed's position, acct.Pos), so that a crash
-// never counts a record twice.
-func (p *Profiler) observe(exe, user string, procs int, seconds float64, meta map[string][]byte) error {
-	if procs < 1 || !(seconds >= 0) || math.IsInf(seconds, 0) || strings.ContainsRune(exe, 0) || strings.ContainsRune(user, 0) {
-		return fmt.Errorf("%w: %q/%q on %d processors, %v s", ErrBadObservation, exe, user, procs, seconds)
+// run is one finished run, as Observe counts it.
+type run struct {
+	exe, user string
+	procs     int
+	seconds   float64
+}
+
+// check is ErrBadObservation for a run that cannot be counted.
+func (r run) check() error {
+	if r.procs < 1 || !(r.seconds >= 0) || math.IsInf(r.seconds, 0) || strings.ContainsRune(r.exe, 0) || strings.ContainsRune(r.user, 0) {
+		return fmt.Errorf("%w: %q/%q on %d processors, %v s", ErrBadObservation, r.exe, r.user, r.procs, r.seconds)
 	}
-	k := cell{uint8(ProcBin(procs)), uint8(TimeBin(seconds))}
-	var one Stats
-	one.Add(seconds, procs)
+	return nil
+}
+
+// observe counts runs and, with a file, writes them in one transaction with
+// the meta entries in meta (the accounting feed's position, acct.Pos), so
+// that a crash never counts a record twice. A run that cannot be counted is
+// passed over, its error in bad; err is the store's, and then nothing is
+// counted.
+func (p *Profiler) observe(runs []run, meta map[string][]byte) (bad []error, err error) {
+	// The runs of one cell are summed first, in the order given (the sums
+	// do not depend on a map's order): one write per cell.
+	type key struct {
+		exe, user string
+		c         cell
+	}
+	var keys []key
+	var sums []Stats
+	at := map[key]int{}
+	for _, r := range runs {
+		if err := r.check(); err != nil {
+			bad = append(bad, err)
+			continue
+		}
+		k := key{r.exe, r.user, cell{uint8(ProcBin(r.procs)), uint8(TimeBin(r.seconds))}}
+		i, ok := at[k]
+		if !ok {
+			i = len(keys)
+			at[k] = i
+			keys, sums = append(keys, k), append(sums, Stats{})
+		}
+		sums[i].Add(r.seconds, r.procs)
+	}
+	if len(keys) == 0 && len(meta) == 0 {
+		return bad, nil
+	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.db != nil {
-		if err := p.db.Update(func(tx *bolt.Tx) error { return putCell(tx, exe, user, k, one, meta) }); err != nil {
-			return fmt.Errorf("profiler: %w", err)
+		err := p.db.Update(func(tx *bolt.Tx) error {
+			for i, k := range keys {
+				if err := putCell(tx, k.exe, k.user, k.c, sums[i]); err != nil {
+					return err
+				}
+			}
+			for mk, mv := range meta {
+				if err := tx.Bucket(bucketMeta).Put([]byte(mk), mv); err != nil {
+					return err
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			return bad, fmt.Errorf("profiler: %w", err)
 		}
 	}
-	p.addLocked(exe, user, k, one)
-	return nil
+	for i, k := range keys {
+		p.addLocked(k.exe, k.user, k.c, sums[i])
+	}
+	return bad, nil
 }
 
 // addLocked adds s to the cell of (exe, user) and of its two coarser levels.

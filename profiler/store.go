@@ -91,8 +91,8 @@ func (p *Profiler) Close() error {
 	return nil
 }
 
-// putCell adds s to a stored cell and writes the meta entries, in tx.
-func putCell(tx *bolt.Tx, exe, user string, c cell, s Stats, meta map[string][]byte) error {
+// putCell adds s to a stored cell, in tx.
+func putCell(tx *bolt.Tx, exe, user string, c cell, s Stats) error {
 	b := tx.Bucket(bucketCells)
 	k := encodeKey(exe, user, c)
 	if v := b.Get(k); v != nil {
@@ -102,15 +102,7 @@ func putCell(tx *bolt.Tx, exe, user string, c cell, s Stats, meta map[string][]b
 		}
 		s.Merge(old)
 	}
-	if err := b.Put(k, encodeStats(s)); err != nil {
-		return err
-	}
-	for mk, mv := range meta {
-		if err := tx.Bucket(bucketMeta).Put([]byte(mk), mv); err != nil {
-			return err
-		}
-	}
-	return nil
+	return b.Put(k, encodeStats(s))
 }
 
 // meta reads one meta entry (nil when absent or memory-only).

@@ -47,9 +47,11 @@ func (s *system) predictor(ctx context.Context, models policy.Predictor, log *sl
 			return ""
 		}
 		go func() {
-			err := acct.Follow(ctx, acctLog, acct.Pos{}, profiler.FeedEvery, func(f acct.Followed) error {
-				if !f.Copy {
-					c.Learn(f.Record, archOf)
+			err := acct.Follow(ctx, acctLog, acct.Pos{}, profiler.FeedEvery, 0, func(fs []acct.Followed) error {
+				for _, f := range fs {
+					if !f.Copy {
+						c.Learn(f.Record, archOf)
+					}
 				}
 				return nil
 			})
