@@ -101,9 +101,9 @@ func (r *CoallocResponse) at(jumps int) *float64 {
 
 // Table5Row is one row of the paper's Table 5: FPFS's mean response time,
 // in time units, with MaxJumps Jumps, at utilisation 0.62 and 0.78. In a
-// result, Plus62 and Plus78 are the figures of MaxJumps Jumps+1: the
-// paper's column at 0.78 is matched row by row by fpfs allowing one more
-// overtake than its MaxJumps (docs/coalloc.md), which the table shows.
+// result, Plus62 and Plus78 are the figures of MaxJumps Jumps+1, fpfs
+// allowing one more overtake than the row's MaxJumps: docs/coalloc.md
+// compares both readings with the paper's columns.
 type Table5Row struct {
 	Jumps          int
 	At62, At78     float64
@@ -461,7 +461,7 @@ func (r *CoallocResult) Table(w io.Writer) error {
 	}
 	fmt.Fprintf(w, "\nFPFS mean response time (units), one cluster of 32, total requests (sum of 4 U[1,4]), Poisson arrivals\n")
 	fmt.Fprintf(w, "  (the paper's Table 5; --json has MaxJumps 0, 7 and 20 at utilisation %g). +1: fpfs allowing one\n", coallocUtil)
-	fmt.Fprintf(w, "  overtake more than the row's MaxJumps, which the paper's column at %g matches (docs/coalloc.md)\n", coallocUtil)
+	fmt.Fprintf(w, "  overtake more than the row's MaxJumps (docs/coalloc.md)\n")
 	tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintf(tw, "MaxJumps\tat %g\t+1\tpaper\tat %g\t+1\tpaper\t\n", coallocUtil, coallocUtil62)
 	for i, row := range r.Table5 {

@@ -43,19 +43,50 @@ func FeedFromAccounting(ctx context.Context, path string, p *Profiler) error {
 	return acct.Follow(ctx, path, from, FeedEvery, feedBatch, func(fs []acct.Followed) error {
 		runs := make([]run, 0, len(fs))
 		for _, f := range fs {
-			if f.Copy || !f.Completed() || len(f.Hosts) == 0 {
-				continue
-			}
-			r := run{RecordCategory(f.Record), f.User, len(f.Hosts), *f.ActualSeconds}
-			if err := r.check(); err != nil {
+			r, ok, err := feedRun(f)
+			if err != nil {
 				slog.Warn("profiler: accounting record not observed", "jid", f.JID, "err", err)
-				continue
+			} else if ok {
+				runs = append(runs, r)
 			}
-			runs = append(runs, r)
 		}
 		_, err := p.observe(runs, map[string][]byte{key: fs[len(fs)-1].Next.Bytes()})
-		return err
+		if err == nil {
+			return nil
+		}
+		// A store that refuses the batch (a full disk, or one run it cannot
+		// hold): the records one by one, as before batching; one the store
+		// refuses is passed over, its position stored alone, and only a
+		// store that refuses that stops the feed.
+		slog.Warn("profiler: counting a batch of accounting records failed; counting them one by one", "records", len(fs), "err", err)
+		for _, f := range fs {
+			var one []run
+			if r, ok, err := feedRun(f); ok && err == nil {
+				one = []run{r}
+			}
+			pos := f.Next.Bytes()
+			if _, err := p.observe(one, map[string][]byte{key: pos}); err != nil {
+				slog.Warn("profiler: accounting record not observed", "jid", f.JID, "err", err)
+				if err := p.setMeta(key, pos); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
 	})
+}
+
+// feedRun is the run a record counts as: ok for a completed job on hosts
+// that is not a rotation's copy, err for one that cannot be counted.
+func feedRun(f acct.Followed) (r run, ok bool, err error) {
+	if f.Copy || !f.Completed() || len(f.Hosts) == 0 {
+		return run{}, false, nil
+	}
+	r = run{RecordCategory(f.Record), f.User, len(f.Hosts), *f.ActualSeconds}
+	if err := r.check(); err != nil {
+		return run{}, false, err
+	}
+	return r, true, nil
 }
 
 // feedBatch is the most records FeedFromAccounting counts in one

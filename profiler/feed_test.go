@@ -240,3 +240,31 @@ func BenchmarkFeed_CatchUp(b *testing.B) {
 		})
 	}
 }
+
+// A run the store cannot hold (a category past bbolt's largest key) fails
+// its batch's transaction: the feed counts the batch's records one by one,
+// passes that one over with its position stored, and goes on.
+func TestFeedFromAccounting_RunTheStoreRefuses(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "accounting.jsonl")
+	rec := func(jid, exe string) string {
+		return fmt.Sprintf(`{"jid":"%s","user":"ann","executable":"%s","hosts":["a"],"actual_seconds":5,"state":"exited","swf_status":1}`+"\n", jid, exe)
+	}
+	lines := rec("J1", "/bin/a") + rec("J2", "/bin/"+strings.Repeat("x", 40000)) + rec("J3", "/bin/a")
+	if err := os.WriteFile(log, []byte(lines), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	db := filepath.Join(dir, "profiler.db")
+	p := feedRuns(t, db, log, 2)
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(log, []byte(lines+rec("J4", "/bin/a")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	q := feedRuns(t, db, log, 3) // J4 only, after the restart
+	defer q.Close()
+	if s := q.Bins(LevelExecutable, "/bin/a", "", 0)[0]; s.N != 3 {
+		t.Errorf("/bin/a counted %v times, want 3", s.N)
+	}
+}

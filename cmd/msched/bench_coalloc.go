@@ -44,7 +44,8 @@ of 4 components uniform on 1..4), Poisson arrivals offering utilisation 0.78,
 --jobs jobs, the first tenth not counted: MaxJumps 0 (fcfs), 7 and 20, in time
 units (the paper's Table 5). The table has all of Table 5: MaxJumps 0, 1, 3,
 7, 12 and 20 at utilisations 0.78 and 0.62, each also with one overtake more
-than its MaxJumps (+1), the column the paper's figures at 0.78 match.
+than its MaxJumps (+1), which the paper's figures at 0.78 are closer to
+(docs/coalloc.md).
 
 --json prints one object:
   {"max_util":{"ordered_1_4":…,"unordered_1_4":…,"total_1_4":…,
