@@ -2,9 +2,12 @@ package profiler
 
 import (
 	"context"
+	"errors"
 	"log/slog"
 	"path/filepath"
 	"time"
+
+	berrors "go.etcd.io/bbolt/errors"
 
 	"msched/acct"
 )
@@ -22,7 +25,9 @@ const FeedEvery = time.Second
 // in one bbolt transaction, with the position read so far, so that after a
 // restart the feed resumes where it stopped and never counts a record
 // twice (nor a rotation's copy of one); a memory-only profiler reads the
-// log from its start.
+// log from its start. While the store fails (a full disk) the feed waits
+// and tries again; it passes a completed run over only when the store can
+// never hold it (a key too large), with a warning naming its JID.
 func FeedFromAccounting(ctx context.Context, path string, p *Profiler) error {
 	key := "feed:" + path
 	if abs, err := filepath.Abs(path); err == nil {
@@ -40,6 +45,36 @@ func FeedFromAccounting(ctx context.Context, path string, p *Profiler) error {
 			return err
 		}
 	}
+	// store counts runs with the position pos in one transaction. While
+	// the store fails (a full disk), it tries again, waiting feedRetry and
+	// then twice as long each time, up to a minute: a record is never
+	// passed over for a fault of the disk. It returns nil once stored or
+	// when ctx ends, and an error when the store refuses a run it cannot
+	// hold (refused) or is closed.
+	store := func(runs []run, pos acct.Pos) error {
+		wait := feedRetry
+		for failing := false; ; failing = true {
+			err := feedFault()
+			if err == nil {
+				_, err = p.observe(runs, map[string][]byte{key: pos.Bytes()})
+			}
+			if err == nil || refused(err) || errors.Is(err, berrors.ErrDatabaseNotOpen) {
+				if failing && err == nil {
+					slog.Info("profiler: storing accounting records again")
+				}
+				return err
+			}
+			if !failing {
+				slog.Warn("profiler: cannot store accounting records; trying again until it can", "err", err)
+			}
+			select {
+			case <-ctx.Done():
+				return nil
+			case <-time.After(wait):
+			}
+			wait = min(2*wait, time.Minute)
+		}
+	}
 	return acct.Follow(ctx, path, from, FeedEvery, feedBatch, func(fs []acct.Followed) error {
 		runs := make([]run, 0, len(fs))
 		for _, f := range fs {
@@ -50,31 +85,44 @@ func FeedFromAccounting(ctx context.Context, path string, p *Profiler) error {
 				runs = append(runs, r)
 			}
 		}
-		_, err := p.observe(runs, map[string][]byte{key: fs[len(fs)-1].Next.Bytes()})
-		if err == nil {
-			return nil
+		err := store(runs, fs[len(fs)-1].Next)
+		if !refused(err) {
+			return err
 		}
-		// A store that refuses the batch (a full disk, or one run it cannot
-		// hold): the records one by one, as before batching; one the store
-		// refuses is passed over, its position stored alone, and only a
-		// store that refuses that stops the feed.
-		slog.Warn("profiler: counting a batch of accounting records failed; counting them one by one", "records", len(fs), "err", err)
+		// A run the store cannot hold: the records one by one, that one
+		// passed over with its position stored.
+		slog.Warn("profiler: a batch of accounting records holds a run the store cannot hold; counting them one by one", "records", len(fs), "err", err)
 		for _, f := range fs {
 			var one []run
 			if r, ok, err := feedRun(f); ok && err == nil {
 				one = []run{r}
 			}
-			pos := f.Next.Bytes()
-			if _, err := p.observe(one, map[string][]byte{key: pos}); err != nil {
+			if err := store(one, f.Next); refused(err) {
 				slog.Warn("profiler: accounting record not observed", "jid", f.JID, "err", err)
-				if err := p.setMeta(key, pos); err != nil {
+				if err := store(nil, f.Next); err != nil {
 					return err
 				}
+			} else if err != nil {
+				return err
 			}
 		}
 		return nil
 	})
 }
+
+// refused reports whether err is the store refusing a run it can never
+// hold, whatever the disk (a key or value too large).
+func refused(err error) bool {
+	return errors.Is(err, berrors.ErrKeyTooLarge) || errors.Is(err, berrors.ErrValueTooLarge) || errors.Is(err, berrors.ErrKeyRequired)
+}
+
+// feedRetry is the first wait before FeedFromAccounting tries a failed
+// store again; feedFault, when it fails, fails a store as the disk would
+// (tests set both).
+var (
+	feedRetry = time.Second
+	feedFault = func() error { return nil }
+)
 
 // feedRun is the run a record counts as: ok for a completed job on hosts
 // that is not a rotation's copy, err for one that cannot be counted.

@@ -2,10 +2,12 @@ package profiler
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -267,4 +269,44 @@ func TestFeedFromAccounting_RunTheStoreRefuses(t *testing.T) {
 	if s := q.Bins(LevelExecutable, "/bin/a", "", 0)[0]; s.N != 3 {
 		t.Errorf("/bin/a counted %v times, want 3", s.N)
 	}
+}
+
+// A store that fails for a while (a full disk) loses nothing: the feed
+// tries the batch again until the store takes it, then goes on; after a
+// restart nothing is counted twice.
+func TestFeedFromAccounting_StoreFailsForAWhile(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "accounting.jsonl")
+	rec := func(jid string) string {
+		return fmt.Sprintf(`{"jid":"%s","user":"ann","executable":"/bin/a","hosts":["a"],"actual_seconds":5,"state":"exited","swf_status":1}`+"\n", jid)
+	}
+	if err := os.WriteFile(log, []byte(rec("J1")+rec("J2")+rec("J3")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var faults atomic.Int32
+	oldRetry, oldFault := feedRetry, feedFault
+	feedRetry = time.Millisecond
+	feedFault = func() error {
+		if faults.Add(1) <= 4 {
+			return errors.New("write profiler.db: no space left on device")
+		}
+		return nil
+	}
+	t.Cleanup(func() { feedRetry, feedFault = oldRetry, oldFault })
+	db := filepath.Join(dir, "profiler.db")
+	p := feedRuns(t, db, log, 3)
+	if n := faults.Load(); n < 5 {
+		t.Errorf("the store was tried %d times, want the 4 failures and more", n)
+	}
+	if err := p.Close(); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(log, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteString(rec("J4"))
+	f.Close()
+	q := feedRuns(t, db, log, 4)
+	q.Close()
 }
