@@ -48,9 +48,10 @@ func FeedFromAccounting(ctx context.Context, path string, p *Profiler) error {
 	// store counts runs with the position pos in one transaction. While
 	// the store fails (a full disk), it tries again, waiting feedRetry and
 	// then twice as long each time, up to a minute: a record is never
-	// passed over for a fault of the disk. It returns nil once stored or
-	// when ctx ends, and an error when the store refuses a run it cannot
-	// hold (refused) or is closed.
+	// passed over for a fault of the disk. It returns nil once stored, and
+	// an error when the store refuses a run it cannot hold (refused), is
+	// closed, or ctx ends (so that Follow gives nothing more, which a store
+	// could take past the records not stored).
 	store := func(runs []run, pos acct.Pos) error {
 		wait := feedRetry
 		for failing := false; ; failing = true {
@@ -69,7 +70,7 @@ func FeedFromAccounting(ctx context.Context, path string, p *Profiler) error {
 			}
 			select {
 			case <-ctx.Done():
-				return nil
+				return ctx.Err()
 			case <-time.After(wait):
 			}
 			wait = min(2*wait, time.Minute)

@@ -310,3 +310,39 @@ func TestFeedFromAccounting_StoreFailsForAWhile(t *testing.T) {
 	q := feedRuns(t, db, log, 4)
 	q.Close()
 }
+
+// Stopped while the store fails: the feed ends without error and without
+// storing a position past the records it could not store; restarted with
+// a store that works, it counts them.
+func TestFeedFromAccounting_StoppedWhileTheStoreFails(t *testing.T) {
+	dir := t.TempDir()
+	log := filepath.Join(dir, "accounting.jsonl")
+	rec := `{"jid":"%s","user":"ann","executable":"/bin/a","hosts":["a"],"actual_seconds":5,"state":"exited","swf_status":1}` + "\n"
+	if err := os.WriteFile(log, []byte(fmt.Sprintf(rec+rec, "J1", "J2")), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var faults atomic.Int32
+	oldRetry, oldFault := feedRetry, feedFault
+	feedRetry = time.Millisecond
+	feedFault = func() error { faults.Add(1); return errors.New("no space left on device") }
+	t.Cleanup(func() { feedRetry, feedFault = oldRetry, oldFault })
+	db := filepath.Join(dir, "profiler.db")
+	p, err := Open(db, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := feed(t, log, p)
+	for deadline := time.Now().Add(10 * time.Second); faults.Load() < 3; time.Sleep(time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the store was not tried three times within 10 s")
+		}
+	}
+	stop() // fails the test if the feed returns an error
+	if p.Count() != 0 {
+		t.Errorf("counted %d runs with a store that fails", p.Count())
+	}
+	p.Close()
+	feedFault = func() error { return nil }
+	q := feedRuns(t, db, log, 2)
+	q.Close()
+}
