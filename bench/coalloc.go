@@ -63,7 +63,11 @@ type CoallocConfig struct {
 	BinFills int        // bin fills per setting; default DefaultCoallocBinFills
 	Seed     int64      // default 1 when 0
 	Fit      policy.Fit // unordered placement; default First Fit
-	Log      *slog.Logger
+	// Table: also run what only the table prints (bin filling, and Table 5
+	// beyond MaxJumps 0, 7 and 20 at 0.78); without it, only the --json
+	// object's figures.
+	Table bool
+	Log   *slog.Logger
 }
 
 // CoallocMaxUtil is the maximum utilisation per request type and component
@@ -84,19 +88,6 @@ type CoallocResponse struct {
 	Jumps0  float64 `json:"0"`
 	Jumps7  float64 `json:"7"`
 	Jumps20 float64 `json:"20"`
-}
-
-// at is the field of MaxJumps jumps, nil for jumps other than 0, 7 and 20.
-func (r *CoallocResponse) at(jumps int) *float64 {
-	switch jumps {
-	case 0:
-		return &r.Jumps0
-	case 7:
-		return &r.Jumps7
-	case 20:
-		return &r.Jumps20
-	}
-	return nil
 }
 
 // Table5Row is one row of the paper's Table 5: FPFS's mean response time,
@@ -206,9 +197,10 @@ func (u *CoallocMaxUtil) field(k int) *float64 {
 	return []*float64{&u.Ordered14, &u.Unordered14, &u.Total14, &u.Ordered18, &u.Unordered18, &u.Total18}[k]
 }
 
-// Coalloc runs the benchmark: the six saturated runs, the six bin fillings
-// and Table 5's response runs (each MaxJumps of the table and one more, at
-// each utilisation), GOMAXPROCS at a time.
+// Coalloc runs the benchmark: the six saturated runs and the three response
+// runs of the --json object, and with cfg.Table the six bin fillings and
+// the rest of Table 5's response runs (each MaxJumps of the table and one
+// more, at each utilisation), GOMAXPROCS at a time.
 func Coalloc(ctx context.Context, cfg CoallocConfig) (*CoallocResult, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
@@ -228,43 +220,49 @@ func Coalloc(ctx context.Context, cfg CoallocConfig) (*CoallocResult, error) {
 			*res.MaxUtil.field(k) = u
 			return err
 		})
-		g.Go(func() error {
-			u, err := CoallocBinFill(gctx, cfg, st.rt, st.n2)
-			*res.BinFill.field(k) = u
-			return err
-		})
-	}
-	// Table 5: each row's MaxJumps, and one more, at both utilisations,
-	// each (utilisation, MaxJumps) run once.
-	type run struct {
-		util  float64
-		jumps int
-	}
-	resp := map[run]*float64{}
-	for _, p := range PaperTable5 {
-		for _, r := range []run{{coallocUtil, p.Jumps}, {coallocUtil, p.Jumps + 1}, {coallocUtil62, p.Jumps}, {coallocUtil62, p.Jumps + 1}} {
-			if resp[r] != nil {
-				continue
-			}
-			out := new(float64)
-			resp[r] = out
+		if cfg.Table {
 			g.Go(func() error {
-				x, err := CoallocResponseTime(gctx, cfg, r.util, r.jumps)
-				*out = x
+				u, err := CoallocBinFill(gctx, cfg, st.rt, st.n2)
+				*res.BinFill.field(k) = u
 				return err
 			})
 		}
 	}
+	// Response runs, each (utilisation, MaxJumps) once: the JSON's, and
+	// for the table each Table 5 row's MaxJumps and one more, at both
+	// utilisations.
+	type run struct {
+		util  float64
+		jumps int
+	}
+	runs := []run{{coallocUtil, 0}, {coallocUtil, 7}, {coallocUtil, 20}}
+	if cfg.Table {
+		for _, p := range PaperTable5 {
+			runs = append(runs, run{coallocUtil, p.Jumps}, run{coallocUtil, p.Jumps + 1}, run{coallocUtil62, p.Jumps}, run{coallocUtil62, p.Jumps + 1})
+		}
+	}
+	resp := map[run]*float64{}
+	for _, r := range runs {
+		if resp[r] != nil {
+			continue
+		}
+		out := new(float64)
+		resp[r] = out
+		g.Go(func() error {
+			x, err := CoallocResponseTime(gctx, cfg, r.util, r.jumps)
+			*out = x
+			return err
+		})
+	}
 	if err := g.Wait(); err != nil {
 		return nil, err
 	}
-	for _, p := range PaperTable5 {
-		row := Table5Row{Jumps: p.Jumps,
-			At78: *resp[run{coallocUtil, p.Jumps}], Plus78: *resp[run{coallocUtil, p.Jumps + 1}],
-			At62: *resp[run{coallocUtil62, p.Jumps}], Plus62: *resp[run{coallocUtil62, p.Jumps + 1}]}
-		res.Table5 = append(res.Table5, row)
-		if f := res.FPFSResponse.at(p.Jumps); f != nil {
-			*f = row.At78
+	res.FPFSResponse = CoallocResponse{Jumps0: *resp[run{coallocUtil, 0}], Jumps7: *resp[run{coallocUtil, 7}], Jumps20: *resp[run{coallocUtil, 20}]}
+	if cfg.Table {
+		for _, p := range PaperTable5 {
+			res.Table5 = append(res.Table5, Table5Row{Jumps: p.Jumps,
+				At78: *resp[run{coallocUtil, p.Jumps}], Plus78: *resp[run{coallocUtil, p.Jumps + 1}],
+				At62: *resp[run{coallocUtil62, p.Jumps}], Plus62: *resp[run{coallocUtil62, p.Jumps + 1}]})
 		}
 	}
 	return res, nil
@@ -439,9 +437,13 @@ func meanResponse(r *sim.Result, from int) float64 {
 	return sum / float64(len(r.Jobs)-from)
 }
 
-// Table writes the setup and the figures beside the paper's.
+// Table writes the setup and the figures beside the paper's; the result
+// must come from a run with CoallocConfig.Table.
 func (r *CoallocResult) Table(w io.Writer) error {
 	c := r.Setup
+	if !c.Table {
+		return fmt.Errorf("bench: coalloc: the table needs a run with CoallocConfig.Table")
+	}
 	fmt.Fprintf(w, "Co-allocation (Bucur & Epema, JSSPP 2000): 4 clusters x 8 hosts, 4 components per job; service\n")
 	fmt.Fprintf(w, "  exponential, mean 1 unit (%g s); %d jobs per simulation; %s fit for unordered requests; seed %d\n\n", coallocTimeUnit, c.Jobs, c.Fit, c.Seed)
 	fmt.Fprintf(w, "Maximum utilisation, FCFS. saturated: a queue that never empties (%d always waiting), busy share\n", coallocBacklog)

@@ -38,7 +38,9 @@ var (
 	})
 	_ = register("fpfs", func(o Options) (Policy, error) {
 		o = o.withDefaults()
-		return newFPFS(o, *o.MaxJumps), nil
+		return &scanPolicy{name: "fpfs", m: newMachine(o).coallocates(), fill: true,
+			bounded: *o.MaxJumps >= 0, maxJumps: *o.MaxJumps,
+			jumps: map[string]int{}, next: map[string]int{}}, nil
 	})
 )
 
@@ -59,14 +61,6 @@ type scanPolicy struct {
 	next     map[string]int // the next call's jumps (swapped in)
 	order    []int
 	started  []bool
-}
-
-// newFPFS builds fpfs with the given bound; maxJumps < 0 is unbounded and
-// 0 is fcfs.
-func newFPFS(o Options, maxJumps int) *scanPolicy {
-	return &scanPolicy{name: "fpfs", m: newMachine(o).coallocates(), fill: true,
-		bounded: maxJumps >= 0, maxJumps: maxJumps,
-		jumps: map[string]int{}, next: map[string]int{}}
 }
 
 func (p *scanPolicy) Name() string { return p.name }

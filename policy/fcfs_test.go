@@ -118,8 +118,8 @@ func TestScan_FPFSBoundHoldsOverRuns(t *testing.T) {
 			p    Policy
 			max  int
 		}{
-			{"fpfs-3", newFPFS(Options{}, 3), 3},
-			{"fpfs-0", newFPFS(Options{}, 0), 0},
+			{"fpfs-3", newHarness(t, "fpfs", Options{MaxJumps: new(3)}).p, 3},
+			{"fpfs-0", newHarness(t, "fpfs", Options{MaxJumps: new(0)}).p, 0},
 			{"fcfs", mustNew(t, "fcfs"), 0},
 		} {
 			res := drive(t, c.p, hosts(12), jobs)
@@ -137,18 +137,26 @@ func TestScan_FPFSBoundHoldsOverRuns(t *testing.T) {
 	}
 }
 
-// fpfs with MaxJumps 0 is fcfs: the same plans on random snapshots.
+// fpfs with MaxJumps 0 is fcfs: the same plans on random snapshots, on
+// which skipping (fcfs-fill) would start other jobs.
 func TestScan_FPFSZeroIsFCFS(t *testing.T) {
 	rng := rand.New(rand.NewSource(7))
+	differs := 0
 	for i := 0; i < 200; i++ {
 		s := randomSnapshot(rng, false)
-		a, _ := newHarness(t, "fpfs", Options{MaxJumps: new(0)}).p.Plan(context.Background(), s)
-		b, _ := mustNew(t, "fcfs").Plan(context.Background(), s)
-		ia, _ := started(a)
-		ib, _ := started(b)
-		if !slices.Equal(ia, ib) {
-			t.Fatalf("snapshot %d: fpfs-0 started %v, fcfs %v", i, ia, ib)
+		var ids [3][]string
+		for k, h := range []*harness{newHarness(t, "fpfs", Options{MaxJumps: new(0)}), newHarness(t, "fcfs", Options{}), newHarness(t, "fcfs-fill", Options{})} {
+			ids[k], _ = started(h.plan(s))
 		}
+		if !slices.Equal(ids[0], ids[1]) {
+			t.Fatalf("snapshot %d: fpfs-0 started %v, fcfs %v", i, ids[0], ids[1])
+		}
+		if !slices.Equal(ids[1], ids[2]) {
+			differs++
+		}
+	}
+	if differs == 0 {
+		t.Fatal("fcfs-fill started what fcfs did on every snapshot: the test shows nothing")
 	}
 }
 

@@ -122,6 +122,9 @@ func overtakeRounds(t *testing.T, maxJumps int) []int {
 		if slices.Contains(ids, "WIDE") {
 			t.Fatal("WIDE started while h0 is busy")
 		}
+		if maxJumps == 0 && !slices.ContainsFunc(pl.Later, func(l Placement) bool { return l.Job == "WIDE" && l.Start.Equal(running[0].End) }) {
+			t.Fatalf("MaxJumps 0, round %d: WIDE is not placed first, at R's end: later %+v", i, pl.Later)
+		}
 		queue = slices.DeleteFunc(queue, func(q QueuedJob) bool { return slices.Contains(ids, q.ID) })
 		rounds = append(rounds, len(ids))
 	}
