@@ -151,22 +151,14 @@ func ParseRecordLine(line []byte) (r Record, ok bool) {
 // that spares a reader looking for a few jobs decoding the others' lines
 // (ParseRecordLine). A record is written as compact JSON, its "jid" first.
 func Mentions(line []byte, jids map[string]bool) bool {
-	key := []byte(`"jid":"`)
-	for {
-		i := bytes.Index(line, key)
-		if i < 0 {
-			return false
-		}
-		line = line[i+len(key):]
-		if j := bytes.IndexByte(line, '"'); j > 0 && jids[string(line[:j])] {
-			return true
-		}
-	}
+	found := false
+	eachJID(line, func(jid []byte) bool { found = jids[string(jid)]; return !found })
+	return found
 }
 
-// eachJID calls fn with each JID that line names as a record's "jid" (as
-// Mentions reads them), until fn returns false.
-func eachJID(line []byte, fn func(jid string) bool) {
+// eachJID calls fn with each JID that line names as a record's "jid" (a
+// slice of line), until fn returns false.
+func eachJID(line []byte, fn func(jid []byte) bool) {
 	key := []byte(`"jid":"`)
 	for {
 		i := bytes.Index(line, key)
@@ -174,7 +166,7 @@ func eachJID(line []byte, fn func(jid string) bool) {
 			return
 		}
 		line = line[i+len(key):]
-		if j := bytes.IndexByte(line, '"'); j > 0 && !fn(string(line[:j])) {
+		if j := bytes.IndexByte(line, '"'); j > 0 && !fn(line[:j]) {
 			return
 		}
 	}

@@ -68,16 +68,21 @@ func (p Pos) Bytes() []byte {
 }
 
 // ParsePos decodes Bytes; an 8-byte offset (an older reader's) is that
-// offset in the live log; anything else is the zero Pos.
+// offset in the live log; anything else, or a negative offset, is the zero
+// Pos.
 func ParsePos(b []byte) Pos {
 	u := func(i int) uint64 { return binary.LittleEndian.Uint64(b[8*i:]) }
+	var p Pos
 	switch len(b) {
 	case posLen:
-		return Pos{Ino: u(0), First: u(1), Offset: int64(u(2)), Tail: u(3), Copies: b[32] == 1}
+		p = Pos{Ino: u(0), First: u(1), Offset: int64(u(2)), Tail: u(3), Copies: b[32] == 1}
 	case 8:
-		return Pos{Offset: int64(u(0))}
+		p = Pos{Offset: int64(u(0))}
 	}
-	return Pos{}
+	if p.Offset < 0 {
+		return Pos{}
+	}
+	return p
 }
 
 // StartOf is the position at the start of the live log at path as it is
@@ -266,10 +271,12 @@ type follower struct {
 // records, a 64 MiB log, take about 6 MB.
 type jidSet map[uint64]struct{}
 
-func jidKey(jid string) uint64 {
-	h := fnv.New64a()
-	h.Write([]byte(jid))
-	return h.Sum64()
+func jidKey[T string | []byte](jid T) uint64 {
+	h := uint64(14695981039346656037) // FNV-1a, 64 bits, without allocating
+	for i := range len(jid) {
+		h = (h ^ uint64(jid[i])) * 1099511628211
+	}
+	return h
 }
 
 // tailLen is how much of what was read, before the offset, a look checks
@@ -280,6 +287,10 @@ const tailLen = 4 << 10
 // (a rename under way) before it is taken as moved away.
 const lostLooks = 5
 
+// startLists is how many times start lists the log again while a rotation
+// changes the files under the names it listed.
+const startLists = 5
+
 func (fl *follower) close() {
 	if fl.f != nil {
 		fl.f.Close()
@@ -287,12 +298,10 @@ func (fl *follower) close() {
 	}
 }
 
-// generation is a file of the log: n 0 is the live log, n > 0
-// accounting.jsonl.n.
+// generation is a file of the log (Generation) with what Stat told of it.
 type generation struct {
-	n    int
-	name string
-	fi   fs.FileInfo
+	Generation
+	fi fs.FileInfo
 }
 
 // generations lists the files of the log there are now, the live log
@@ -309,7 +318,7 @@ func (fl *follower) generations() ([]generation, error) {
 		if err != nil || !fi.Mode().IsRegular() {
 			continue // gone meanwhile, or not a log
 		}
-		out = append(out, generation{n: g.N, name: g.Path, fi: fi})
+		out = append(out, generation{g, fi})
 	}
 	return out, nil
 }
@@ -369,7 +378,7 @@ func (fl *follower) start(ctx context.Context, from Pos) error {
 		}
 		testHookListed()
 		i, stale := fl.find(gens, from)
-		if stale && try < lostLooks {
+		if stale && try < startLists {
 			continue // a file changed under its name while listed: list again
 		}
 		if i < 0 {
@@ -378,15 +387,15 @@ func (fl *follower) start(ctx context.Context, from Pos) error {
 			_, err := fl.open(fl.path, 0)
 			return err
 		}
-		ok, err := fl.open(gens[i].name, fileIno(gens[i].fi))
+		ok, err := fl.open(gens[i].Path, fileIno(gens[i].fi))
 		if err != nil {
 			return err
 		}
 		if !ok {
-			if try < lostLooks {
+			if try < startLists {
 				continue // renamed meanwhile: list again
 			}
-			return fmt.Errorf("acct: %s keeps changing", gens[i].name)
+			return fmt.Errorf("acct: %s keeps changing", gens[i].Path)
 		}
 		if err := fl.resume(ctx, from.Offset, from.Tail); err != nil {
 			return err
@@ -398,7 +407,7 @@ func (fl *follower) start(ctx context.Context, from Pos) error {
 			fl.copies = true
 			for _, g := range gens[i+1:] {
 				if fileIno(g.fi) != fileIno(gens[i].fi) {
-					if fl.prev, err = jidsOf(ctx, g.name); err != nil {
+					if fl.prev, err = jidsOf(ctx, g.Path); err != nil {
 						return err
 					}
 					break
@@ -417,7 +426,7 @@ func (fl *follower) find(gens []generation, from Pos) (found int, stale bool) {
 	firsts := make([]uint64, len(gens))
 	lasts := make([]uint64, len(gens))
 	for i, g := range gens {
-		f, err := os.Open(g.name)
+		f, err := os.Open(g.Path)
 		if err != nil {
 			stale = true
 			continue
@@ -534,7 +543,7 @@ func (fl *follower) poll(ctx context.Context, fn func(Followed) error) error {
 			return err
 		}
 		prev := fl.given
-		if ok, err := fl.open(next.name, fileIno(next.fi)); err != nil || !ok {
+		if ok, err := fl.open(next.Path, fileIno(next.fi)); err != nil || !ok {
 			return err // not there as listed: the next poll looks again
 		}
 		fl.prev, fl.copies = prev, true
@@ -596,13 +605,13 @@ func (fl *follower) successor() (*generation, error) {
 	if err != nil {
 		return nil, err
 	}
-	if !slices.EqualFunc(gens, again, func(a, b generation) bool { return a.name == b.name && fileIno(a.fi) == fileIno(b.fi) }) {
+	if !slices.EqualFunc(gens, again, func(a, b generation) bool { return a.Path == b.Path && fileIno(a.fi) == fileIno(b.fi) }) {
 		return nil, nil // a rotation under way: look again
 	}
 	// The newer neighbour in the list (the next generation, or the live
 	// log) is the file that replaced it.
 	for i, g := range gens {
-		if g.n > 0 && fileIno(g.fi) == fl.ino {
+		if g.N > 0 && fileIno(g.fi) == fl.ino {
 			if i == 0 {
 				return nil, nil // no live log listed (renamed meanwhile): look again
 			}
@@ -635,7 +644,7 @@ func (fl *follower) successor() (*generation, error) {
 		}
 	}
 	slog.Log(context.Background(), level, "acct: the accounting log read is no longer one of the log's files; going on in the oldest written after it",
-		"path", fl.path, "next", next.name)
+		"path", fl.path, "next", next.Path)
 	return next, nil
 }
 
@@ -670,18 +679,21 @@ func (fl *follower) readOn(ctx context.Context, fn func(Followed) error) error {
 		}
 		// A JID read before (a cut written back) is passed over before its
 		// JSON is decoded: after a cut the whole file is read again.
-		jid := ""
-		eachJID(line, func(j string) bool { jid = j; return true }) // the last: a record glued after a torn one
-		if _, done := fl.given[jidKey(jid)]; done {
+		var jid []byte
+		eachJID(line, func(j []byte) bool { jid = j; return true }) // the last: a record glued after a torn one
+		k := jidKey(jid)
+		if _, done := fl.given[k]; done {
 			continue
 		}
 		r, ok := ParseRecordLine(line)
 		if !ok {
 			continue
 		}
-		k := jidKey(r.JID)
-		if _, done := fl.given[k]; done {
-			continue // a glued line whose record is not its last "jid"
+		if r.JID != string(jid) { // a glued line whose record is not its last "jid"
+			k = jidKey(r.JID)
+			if _, done := fl.given[k]; done {
+				continue
+			}
 		}
 		fl.given[k] = struct{}{}
 		_, copied := fl.prev[k]
@@ -699,10 +711,19 @@ func (fl *follower) slide(line []byte, n int) {
 		fl.win = nil
 		return
 	}
+	// The window is the last tailLen bytes of win (window), which keeps up
+	// to twice that, so that its bytes move once per tailLen read, not per
+	// line.
 	fl.win = append(append(fl.win, line...), '\n')
-	if extra := len(fl.win) - tailLen; extra > 0 {
-		fl.win = append(fl.win[:0], fl.win[extra:]...)
+	if len(fl.win) > 2*tailLen {
+		fl.win = append(fl.win[:0], fl.window()...)
 	}
+}
+
+// window is the last tailLen bytes read (fewer at a file's start), or nil
+// without a window.
+func (fl *follower) window() []byte {
+	return fl.win[max(len(fl.win)-tailLen, 0):]
 }
 
 // settle sets the tail checkCut expects at the next look: the hash of the
@@ -712,8 +733,8 @@ func (fl *follower) settle() {
 	switch {
 	case fl.off == 0:
 		fl.tail = 0
-	case fl.win != nil && int64(len(fl.win)) == min(fl.off, tailLen):
-		fl.tail = hashLine(fl.win)
+	case fl.win != nil && int64(len(fl.window())) == min(fl.off, tailLen):
+		fl.tail = hashLine(fl.window())
 	default:
 		b := make([]byte, min(fl.off, tailLen))
 		if _, err := fl.f.ReadAt(b, fl.off-int64(len(b))); err != nil {
@@ -746,7 +767,7 @@ func jidsOfRange(ctx context.Context, f *os.File, off int64) (jidSet, error) {
 		}
 		line, err := ReadLine(r)
 		if err == nil {
-			eachJID(line, func(jid string) bool { out[jidKey(jid)] = struct{}{}; return true })
+			eachJID(line, func(jid []byte) bool { out[jidKey(jid)] = struct{}{}; return true })
 		}
 		if err == io.EOF {
 			return out, nil

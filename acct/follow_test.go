@@ -149,7 +149,7 @@ func TestFollow_AcrossRotation(t *testing.T) {
 	if got := poll(t, fl, s); got != "J3 J2(copy) J3(copy) J4" {
 		t.Fatalf("across the rotation: got %q, want J3 J2(copy) J3(copy) J4", got)
 	}
-	appendTo(t, path, line("J2x")) // no longer in the copied prefix
+	appendTo(t, path, line("J2x")) // a JID of no earlier generation: no copy
 	if got := poll(t, fl, s); got != "J2x" {
 		t.Fatalf("got %q, want J2x", got)
 	}
@@ -192,6 +192,13 @@ func TestFollow_ResumesInTheRotatedGeneration(t *testing.T) {
 	legacy := binary.LittleEndian.AppendUint64(nil, uint64(len(line("J4"))))
 	if got := poll(t, startAt(t, path, ParsePos(legacy)), s); got != "J5" {
 		t.Fatalf("from an 8-byte offset after J4: got %q, want J5", got)
+	}
+	// A stored offset that no write made (a corrupt store): negative once
+	// decoded, it is no position.
+	for _, b := range [][]byte{binary.LittleEndian.AppendUint64(nil, 1<<63), Pos{Ino: 7, Offset: -5}.Bytes()} {
+		if p := ParsePos(b); p != (Pos{}) {
+			t.Errorf("ParsePos(%x) = %+v, want the zero Pos", b, p)
+		}
 	}
 }
 

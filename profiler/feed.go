@@ -26,8 +26,9 @@ const FeedEvery = time.Second
 // restart the feed resumes where it stopped and never counts a record
 // twice (nor a rotation's copy of one); a memory-only profiler reads the
 // log from its start. While the store fails (a full disk) the feed waits
-// and tries again; it passes a completed run over only when the store can
-// never hold it (a key too large), with a warning naming its JID.
+// and tries again; it passes a completed run over only when it cannot be
+// counted (run.check: a NUL in a name, a name too long for a store key),
+// with a warning naming its JID.
 func FeedFromAccounting(ctx context.Context, path string, p *Profiler) error {
 	key := "feed:" + path
 	if abs, err := filepath.Abs(path); err == nil {
@@ -49,17 +50,16 @@ func FeedFromAccounting(ctx context.Context, path string, p *Profiler) error {
 	// the store fails (a full disk), it tries again, waiting feedRetry and
 	// then twice as long each time, up to a minute: a record is never
 	// passed over for a fault of the disk. It returns nil once stored, and
-	// an error when the store refuses a run it cannot hold (refused), is
-	// closed, or ctx ends (so that Follow gives nothing more, which a store
-	// could take past the records not stored).
+	// an error when the store is closed or ctx ends (so that Follow gives
+	// nothing more, which a store could take past the records not stored).
 	store := func(runs []run, pos acct.Pos) error {
 		wait := feedRetry
 		for failing := false; ; failing = true {
 			err := feedFault()
 			if err == nil {
-				_, err = p.observe(runs, map[string][]byte{key: pos.Bytes()})
+				err = p.observe(runs, map[string][]byte{key: pos.Bytes()})
 			}
-			if err == nil || refused(err) || errors.Is(err, berrors.ErrDatabaseNotOpen) {
+			if err == nil || errors.Is(err, berrors.ErrDatabaseNotOpen) {
 				if failing && err == nil {
 					slog.Info("profiler: storing accounting records again")
 				}
@@ -79,69 +79,34 @@ func FeedFromAccounting(ctx context.Context, path string, p *Profiler) error {
 	return acct.Follow(ctx, path, from, FeedEvery, feedBatch, func(fs []acct.Followed) error {
 		runs := make([]run, 0, len(fs))
 		for _, f := range fs {
-			r, ok, err := feedRun(f)
-			if err != nil {
+			if f.Copy || !Counts(&f.Record) {
+				continue
+			}
+			r := run{RecordCategory(f.Record), f.User, len(f.Hosts), *f.ActualSeconds}
+			if err := r.check(); err != nil {
 				slog.Warn("profiler: accounting record not observed", "jid", f.JID, "err", err)
-			} else if ok {
-				runs = append(runs, r)
+				continue
 			}
+			runs = append(runs, r)
 		}
-		err := store(runs, fs[len(fs)-1].Next)
-		if !refused(err) {
-			return err
-		}
-		// A run the store cannot hold: the records one by one, that one
-		// passed over with its position stored.
-		slog.Warn("profiler: a batch of accounting records holds a run the store cannot hold; counting them one by one", "records", len(fs), "err", err)
-		for _, f := range fs {
-			var one []run
-			if r, ok, err := feedRun(f); ok && err == nil {
-				one = []run{r}
-			}
-			if err := store(one, f.Next); refused(err) {
-				slog.Warn("profiler: accounting record not observed", "jid", f.JID, "err", err)
-				if err := store(nil, f.Next); err != nil {
-					return err
-				}
-			} else if err != nil {
-				return err
-			}
-		}
-		return nil
+		return store(runs, fs[len(fs)-1].Next)
 	})
 }
 
-// refused reports whether err is the store refusing a run it can never
-// hold, whatever the disk (a key or value too large).
-func refused(err error) bool {
-	return errors.Is(err, berrors.ErrKeyTooLarge) || errors.Is(err, berrors.ErrValueTooLarge) || errors.Is(err, berrors.ErrKeyRequired)
-}
-
-// feedRetry is the first wait before FeedFromAccounting tries a failed
-// store again; feedFault, when it fails, fails a store as the disk would
-// (tests set both).
+// Settings of FeedFromAccounting that tests change: feedBatch is the most
+// records it counts in one transaction (0: acct.DefaultFollowBatch; a
+// benchmark sets 1, one transaction per record, to compare); feedRetry the
+// first wait before it tries a failed store again; feedFault, when it
+// fails, fails a store as the disk would.
 var (
+	feedBatch = 0
 	feedRetry = time.Second
 	feedFault = func() error { return nil }
 )
 
-// feedRun is the run a record counts as: ok for a completed job on hosts
-// that is not a rotation's copy, err for one that cannot be counted.
-func feedRun(f acct.Followed) (r run, ok bool, err error) {
-	if f.Copy || !f.Completed() || len(f.Hosts) == 0 {
-		return run{}, false, nil
-	}
-	r = run{RecordCategory(f.Record), f.User, len(f.Hosts), *f.ActualSeconds}
-	if err := r.check(); err != nil {
-		return run{}, false, err
-	}
-	return r, true, nil
-}
-
-// feedBatch is the most records FeedFromAccounting counts in one
-// transaction (0: acct.DefaultFollowBatch); a benchmark sets 1, one
-// transaction per record, to compare.
-var feedBatch = 0
+// Counts reports whether the profiler counts r's run: a job that completed
+// on hosts (acct.Record.Completed), whose run time says how long it takes.
+func Counts(r *acct.Record) bool { return r.Completed() && len(r.Hosts) > 0 }
 
 // RecordCategory is the category an accounting record's run counts in: its
 // Category, else (a record of an older reaper) its Executable, which is

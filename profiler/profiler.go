@@ -111,11 +111,11 @@ var ErrBadObservation = errors.New("profiler: bad observation")
 // Observe counts one finished run of exe by user: seconds of wall time on
 // procs processors. Names must not contain NUL (argv and user names cannot).
 func (p *Profiler) Observe(exe, user string, procs int, seconds float64) error {
-	bad, err := p.observe([]run{{exe, user, procs, seconds}}, nil)
-	if len(bad) > 0 {
-		return bad[0]
+	r := run{exe, user, procs, seconds}
+	if err := r.check(); err != nil {
+		return err
 	}
-	return err
+	return p.observe([]run{r}, nil)
 }
 
 // run is one finished run, as Observe counts it.
@@ -125,20 +125,20 @@ type run struct {
 	seconds   float64
 }
 
-// check is ErrBadObservation for a run that cannot be counted.
+// check is ErrBadObservation for a run that cannot be counted: its store
+// key (encodeKey) must also fit bbolt's largest.
 func (r run) check() error {
-	if r.procs < 1 || !(r.seconds >= 0) || math.IsInf(r.seconds, 0) || strings.ContainsRune(r.exe, 0) || strings.ContainsRune(r.user, 0) {
-		return fmt.Errorf("%w: %q/%q on %d processors, %v s", ErrBadObservation, r.exe, r.user, r.procs, r.seconds)
+	if r.procs < 1 || !(r.seconds >= 0) || math.IsInf(r.seconds, 0) || strings.ContainsRune(r.exe, 0) || strings.ContainsRune(r.user, 0) ||
+		len(r.exe)+len(r.user)+4 > bolt.MaxKeySize {
+		return fmt.Errorf("%w: %q/%q (%d/%d bytes) on %d processors, %v s", ErrBadObservation, clip(r.exe, 200), clip(r.user, 200), len(r.exe), len(r.user), r.procs, r.seconds)
 	}
 	return nil
 }
 
 // observe counts runs and, with a file, writes them in one transaction with
 // the meta entries in meta (the accounting feed's position, acct.Pos), so
-// that a crash never counts a record twice. A run that cannot be counted is
-// passed over, its error in bad; err is the store's, and then nothing is
-// counted.
-func (p *Profiler) observe(runs []run, meta map[string][]byte) (bad []error, err error) {
+// that a crash never counts a record twice. The runs have passed check.
+func (p *Profiler) observe(runs []run, meta map[string][]byte) error {
 	// The runs of one cell are summed first, in the order given (the sums
 	// do not depend on a map's order): one write per cell.
 	type key struct {
@@ -149,10 +149,6 @@ func (p *Profiler) observe(runs []run, meta map[string][]byte) (bad []error, err
 	var sums []Stats
 	at := map[key]int{}
 	for _, r := range runs {
-		if err := r.check(); err != nil {
-			bad = append(bad, err)
-			continue
-		}
 		k := key{r.exe, r.user, cell{uint8(ProcBin(r.procs)), uint8(TimeBin(r.seconds))}}
 		i, ok := at[k]
 		if !ok {
@@ -163,7 +159,7 @@ func (p *Profiler) observe(runs []run, meta map[string][]byte) (bad []error, err
 		sums[i].Add(r.seconds, r.procs)
 	}
 	if len(keys) == 0 && len(meta) == 0 {
-		return bad, nil
+		return nil
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -182,13 +178,13 @@ func (p *Profiler) observe(runs []run, meta map[string][]byte) (bad []error, err
 			return nil
 		})
 		if err != nil {
-			return bad, fmt.Errorf("profiler: %w", err)
+			return fmt.Errorf("profiler: %w", err)
 		}
 	}
 	for i, k := range keys {
 		p.addLocked(k.exe, k.user, k.c, sums[i])
 	}
-	return bad, nil
+	return nil
 }
 
 // addLocked adds s to the cell of (exe, user) and of its two coarser levels.
