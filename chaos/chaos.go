@@ -834,9 +834,11 @@ func (r *run) profiled(ctx context.Context, want int) (runs int, seconds float64
 	fctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
 	go func() { done <- profiler.FeedFromAccounting(fctx, filepath.Join(db, acct.JSONL), p) }()
+	// Caught up, and then three of the feed's looks more, in which a
+	// record counted twice would show.
 	deadline := time.Now().Add(time.Minute)
-	for at := 0; ctx.Err() == nil && time.Now().Before(deadline) && at < 10; {
-		time.Sleep(100 * time.Millisecond)
+	for at := 0; ctx.Err() == nil && time.Now().Before(deadline) && at < 30; {
+		time.Sleep(profiler.FeedEvery / 10)
 		if p.Count() >= want {
 			at++
 		}
@@ -919,7 +921,7 @@ func (r *run) count(ctx context.Context, subs []submission) (*Result, error) {
 		syscall.Kill(pid, syscall.SIGKILL)
 	}
 	for _, rec := range recs {
-		if rec.Completed() && len(rec.Hosts) > 0 {
+		if profiler.Counts(&rec) {
 			res.Completed++
 			res.CompletedSeconds += *rec.ActualSeconds
 		}

@@ -25,23 +25,18 @@ type Outcome struct {
 	Signal     string // the signal that killed it, e.g. SIGKILL
 	Reason     string
 	Cancelled  bool
+	End        acct.End // the record's End
 }
 
 // OutcomeOf reads r's outcome.
 func OutcomeOf(r acct.Record) Outcome {
 	return Outcome{JID: r.JID, Exited: r.State == spool.OutcomeExited, ExitStatus: r.ExitStatus, Signal: r.Signal,
-		Reason: r.Reason, Cancelled: r.Cancelled}
+		Reason: r.Reason, Cancelled: r.Cancelled, End: r.End()}
 }
 
 // OK reports whether the job ran and exited by itself with status 0
 // (acct.EndCompleted), what afterok: waits for.
-func (o Outcome) OK() bool {
-	state := spool.OutcomeRejected
-	if o.Exited {
-		state = spool.OutcomeExited
-	}
-	return acct.EndOf(state, o.Cancelled, o.ExitStatus, o.Signal, o.Reason) == acct.EndCompleted
-}
+func (o Outcome) OK() bool { return o.End == acct.EndCompleted }
 
 // ExitCode is the job's exit status as a shell gives it: the status, or
 // 128+N when signal N killed it; ok is false when it has neither (it was

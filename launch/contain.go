@@ -24,7 +24,8 @@ import (
 // job's leader has ended and been reaped, every child the shepherd still has
 // is something the job left behind, and runLocal kills them all
 // (killChildren) before the Result is written: a job is reported ended only
-// when nothing of it runs. While the job runs, its orphans that exit are
+// when nothing of it runs (or, after 20 s of SIGKILLs, with the survivors
+// named in the result's error log). While the job runs, its orphans that exit are
 // reaped as they go (waitLeader); a job that forks many would otherwise fill
 // the pid table with the shepherd's zombies.
 //
@@ -116,21 +117,20 @@ func reap(pid int) bool {
 // the processes that survive.
 func killChildren() error {
 	var left []int
-	empty := 0
 	for round := 0; round < 50; round++ {
 		var err error
 		if left, err = children(left[:0]); err != nil {
 			return err
 		}
 		if len(left) == 0 {
-			// Twice: a child of a thread that is ending is handed to
-			// another, and may be in no list for an instant.
-			if empty++; empty == 2 {
+			if !hasChildren() {
 				return nil
 			}
+			// A child of a thread that is ending, handed to another: in
+			// no list for an instant.
+			sleepBackoff(round)
 			continue
 		}
-		empty = 0
 		dead := 0
 		for _, pid := range left {
 			syscall.Kill(pid, syscall.SIGKILL) // nothing, to a zombie
@@ -142,7 +142,23 @@ func killChildren() error {
 			sleepBackoff(round)
 		}
 	}
+	if len(left) == 0 {
+		return fmt.Errorf("launch: a child that the job left behind is listed nowhere in /proc after 50 rounds")
+	}
 	return fmt.Errorf("launch: processes %v that the job left behind survive SIGKILL", left)
+}
+
+// hasChildren reports whether this process has a child, running or not
+// yet reaped: the kernel's answer for the whole process, whichever thread
+// the child belongs to (waitid without waiting, nor reaping).
+func hasChildren() bool {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_ALL, 0, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+		if err != unix.EINTR {
+			return err != unix.ECHILD
+		}
+	}
 }
 
 // children appends this process's children to pids: from each thread's

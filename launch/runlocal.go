@@ -117,7 +117,9 @@ func runLocal(ctx context.Context, spec Spec, sigs <-chan os.Signal, started sta
 	cmd.Wait()
 	res.EndedAt = time.Now()
 	if contain {
-		// What left the group goes too, before the job is reported ended.
+		// What left the group goes too, before the job is reported ended;
+		// a process that survives SIGKILL for 20 s is named in the
+		// result's error log, and the job is reported ended all the same.
 		if err := killChildren(); err != nil {
 			fail(spec, err)
 		}

@@ -196,7 +196,7 @@ func TestConfig_EnvErrorsNameTheVariable(t *testing.T) {
 		}
 	}
 	t.Setenv("MSCHED_GA_WINDOW", "")
-	// A stall of 0 would be the policy's default (10): refused, naming the
+	// A stall of 0 would be the policy's default (20 for plan.stall): refused, naming the
 	// values that mean something.
 	t.Setenv("MSCHED_PLAN_STALL", "0")
 	if _, errOut, code := cli(t, sp, "up", "--web", "off"); code != exitError || !strings.Contains(errOut, `MSCHED_PLAN_STALL="0": plan.stall: must be ≥ 1 (generations without improvement), or negative (never stop early)`) {

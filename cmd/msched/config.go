@@ -332,14 +332,18 @@ func readKeys(v *viper.Viper) (config, error) {
 	if !slices.Contains(policy.Objectives(), c.Plan.Objective) {
 		return c, fmt.Errorf("config: plan.objective: %q is not one of %s", c.Plan.Objective, strings.Join(policy.Objectives(), ", "))
 	}
+	// A stall of 0 would read as "the default" to the policy: refused,
+	// saying what is meant (zero).
+	const stallZero = "must be ≥ 1 (generations without improvement), or negative (never stop early), got 0"
 	for _, n := range []struct {
-		key string
-		dst *int
-		min int64
+		key  string
+		dst  *int
+		min  int64
+		zero string // if set, 0 is refused with this
 	}{
-		{"ga.population", &c.Population, 1}, {"ga.window", &c.Window, 1}, {"plan.population", &c.Plan.Population, 1},
-		{"run.max_attempts", &c.MaxAttempts, 1}, {"ga.max_jumps", &c.MaxJumps, math.MinInt32},
-		{"ga.stall", &c.Stall, math.MinInt32}, {"plan.stall", &c.Plan.Stall, math.MinInt32},
+		{"ga.population", &c.Population, 1, ""}, {"ga.window", &c.Window, 1, ""}, {"plan.population", &c.Plan.Population, 1, ""},
+		{"run.max_attempts", &c.MaxAttempts, 1, ""}, {"ga.max_jumps", &c.MaxJumps, math.MinInt32, ""},
+		{"ga.stall", &c.Stall, math.MinInt32, stallZero}, {"plan.stall", &c.Plan.Stall, math.MinInt32, stallZero},
 	} {
 		x, err := intKey(v, n.key)
 		if err != nil {
@@ -348,9 +352,8 @@ func readKeys(v *viper.Viper) (config, error) {
 		switch {
 		case x < n.min && n.min == 1:
 			return c, keyError(v, n.key, fmt.Errorf("must be ≥ 1, got %d", x))
-		case x == 0 && strings.HasSuffix(n.key, ".stall"):
-			// 0 would read as "the default" to the policy: say what is meant.
-			return c, keyError(v, n.key, fmt.Errorf("must be ≥ 1 (generations without improvement), or negative (never stop early), got 0"))
+		case x == 0 && n.zero != "":
+			return c, keyError(v, n.key, errors.New(n.zero))
 		case x < n.min || x > math.MaxInt32:
 			return c, keyError(v, n.key, fmt.Errorf("%d is out of range", x))
 		}
