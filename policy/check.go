@@ -268,7 +268,7 @@ func (x *hostIndex) splitFault(q *QueuedJob, hosts []string) string {
 			return fmt.Sprintf("component %d is in cluster %q: an ordered request's component %d goes to the %s cluster, %q",
 				i+1, x.order[cl], i+1, nth(i+1), x.order[i])
 		case q.Request == workload.Ordered && int(cl) != i:
-			return fmt.Sprintf("component %d of an ordered request: only %d clusters", i+1, len(x.order))
+			return fmt.Sprintf("component %d of an ordered request: only %s", i+1, clusters(len(x.order)))
 		case q.Request == workload.Unordered:
 			if j := slices.Index(used, cl); j >= 0 {
 				return fmt.Sprintf("components %d and %d are both in cluster %q: an unordered request's components go to distinct clusters",

@@ -306,7 +306,7 @@ func neverFits(q *QueuedJob, names []string, size []int) string {
 		}
 		return fmt.Sprintf("%s: only %s %s", req, hosts(all, q.Arch), verb)
 	case len(q.Components) > len(size):
-		return fmt.Sprintf("%s: %d components, each in its own cluster, but only %d clusters", req, len(q.Components), len(size))
+		return fmt.Sprintf("%s: %d components, each in its own cluster, but only %s", req, len(q.Components), clusters(len(size)))
 	case q.Request == workload.Ordered:
 		for i, c := range q.Components {
 			if c > size[i] {
@@ -402,6 +402,14 @@ func neverFitsOneWay(q *QueuedJob, names, vias []string, size [][]int) string {
 	}
 	return fmt.Sprintf("%s: only clusters reached in different ways (%s) could hold it together, and a job runs through one launcher",
 		describeRequest(q), strings.Join(vias, ", "))
+}
+
+// clusters is "1 cluster", "2 clusters", …
+func clusters(n int) string {
+	if n == 1 {
+		return "1 cluster"
+	}
+	return strconv.Itoa(n) + " clusters"
 }
 
 // nth is "1st", "2nd", "3rd", "4th", …

@@ -50,6 +50,11 @@ func TestCanHold(t *testing.T) {
 			t.Errorf("%v %v %q: %v, want %q", tc.req, tc.comps, tc.arch, err, tc.want)
 		}
 	}
+	one := []Host{{Name: "h1", Cluster: "a"}, {Name: "h2", Cluster: "a"}}
+	q := &QueuedJob{ID: "J", Request: workload.Unordered, Components: []int{1, 1}, Min: 2, Max: 2}
+	if err := CanHold(q, one); err == nil || !strings.HasSuffix(err.Error(), "2 components, each in its own cluster, but only 1 cluster") {
+		t.Errorf("two components on one cluster: %v", err)
+	}
 }
 
 // Clusters reached in different ways (Host.Via) cannot share a job: a
