@@ -80,3 +80,45 @@ func benchScojoLongQueue(b *testing.B, q int) {
 
 func BenchmarkScojoPPlanQueue500(b *testing.B)  { benchScojoLongQueue(b, 500) }
 func BenchmarkScojoPPlanQueue5000(b *testing.B) { benchScojoLongQueue(b, 5000) }
+
+// cirne-berman sizing a queue of q moldable jobs it has not seen (2..8
+// hosts, 1 min to a day at N_opt) on 128 hosts, half held by running jobs
+// ending over the next day: its first call after a restart, when every
+// waiting job is sized in one call (the worst case), and a later call in
+// which one job is new (the usual one).
+func benchCirneQueue(b *testing.B, q int, first bool) {
+	rng := rand.New(rand.NewSource(1))
+	s := Snapshot{Now: t0, Hosts: hosts(128)}
+	for i := range 32 {
+		s.Running = append(s.Running, running(fmt.Sprintf("R%d", i), time.Duration(1+rng.Intn(86400))*time.Second,
+			s.Hosts[2*i].Name, s.Hosts[2*i+1].Name))
+	}
+	for i := range q {
+		s.Queue = append(s.Queue, moldJob(fmt.Sprintf("M%d", i), longAgo.Add(time.Duration(i+1)*time.Second),
+			time.Duration(60+rng.Intn(86400))*time.Second))
+	}
+	ctx := context.Background()
+	p, err := New("cirne-berman", Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if _, err := p.Plan(ctx, s); err != nil {
+		b.Fatal(err)
+	}
+	b.ReportAllocs()
+	for i := 0; b.Loop(); i++ {
+		if first {
+			p, _ = New("cirne-berman", Options{})
+		} else {
+			s.Queue[len(s.Queue)-1].ID = fmt.Sprintf("N%d", i)
+		}
+		if _, err := p.Plan(ctx, s); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkCirnePlanFirst500(b *testing.B)  { benchCirneQueue(b, 500, true) }
+func BenchmarkCirnePlanFirst5000(b *testing.B) { benchCirneQueue(b, 5000, true) }
+func BenchmarkCirnePlanNew500(b *testing.B)    { benchCirneQueue(b, 500, false) }
+func BenchmarkCirnePlanNew5000(b *testing.B)   { benchCirneQueue(b, 5000, false) }

@@ -1,6 +1,11 @@
 package policy
 
-import "fmt"
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"slices"
+)
 
 var _ = register("cirne-berman", func(o Options) (Policy, error) { return newMold("cirne-berman", sizeAtSubmit, o), nil })
 
@@ -14,23 +19,31 @@ var _ = register("cirne-berman", func(o Options) (Policy, error) { return newMol
 // from Min to Max is a candidate (Cirne and Berman drew a few sizes; the
 // SCOJO-P paper imposes no size constraints on either approach).
 //
-// The simulation is conservative backfilling in an availability profile
-// (the original scheduler's, and what conservative.go does): hosts free
-// now and the running jobs' predicted ends, then each waiting job ahead of
-// the new one in priority order (short and aged, medium, long; each already
-// sized), at the earliest time it fits; the new job's candidate sizes are
-// tried in what remains. Jobs behind it in priority order cannot delay it
-// and are left out. The profile counts hosts, not which ones (exact when
-// jobs may use any host; an approximation under Arch or Cluster
-// constraints, which choose a size only).
+// The simulation is the scheduler's own, as the paper requires ("provided
+// that a simulator is available with the same scheduling algorithm as
+// employed in the actual job scheduler"; Cirne and Berman's own scheduler
+// was conservative backfilling, the paper's and msched's is EASY): EASY
+// backfilling run forward in time, with no arrivals, over the hosts free
+// now, the running jobs' predicted ends and the waiting jobs ahead of the
+// new one in priority order (short and aged, medium, long; each already
+// sized). The new job, last of them, starts at the first moment EASY
+// would start it: when it is the first still waiting and fits, or when it
+// fits beside the head's reservation (ends by the shadow time, or takes
+// only hosts the head leaves spare). Jobs behind it in priority order are
+// left out, and so are later changes of priority (aging). The simulation
+// counts hosts, not which ones (exact when jobs may use any host; an
+// approximation under Arch or Cluster constraints, which choose a size
+// only).
 
-// sizeAtSubmission gives each job without a size one, and every job its
-// size: one pass in priority order over a profile of the running jobs,
-// placing each job at its size after the new ones are sized.
-func (p *moldPolicy) sizeAtSubmission() {
+// sizeAtSubmission gives each job without a size one, in priority order,
+// and every job its size. Sizing many new jobs at once (a restart with a
+// long queue) takes a while: it stops when ctx ends.
+func (p *moldPolicy) sizeAtSubmission(ctx context.Context) error {
 	m := p.m
-	built := false
-	for _, k := range p.order {
+	for i, k := range p.order {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
 		j := &m.jobs[k]
 		c := p.cv[k]
 		size, ok := p.fixed[j.q.ID]
@@ -38,12 +51,8 @@ func (p *moldPolicy) sizeAtSubmission() {
 			if c.rigid() {
 				size = c.lo
 			} else {
-				if !built {
-					p.buildProfile()
-					built = true
-				}
 				var end int64
-				size, end = p.soonest(c)
+				size, end = p.sim.soonest(p, p.order[:i], c)
 				p.why[k] = fmt.Sprintf("%s: chosen when submitted, the size the simulated schedule then finished soonest (in %s)",
 					p.ofRange(k, size), approx(end))
 			}
@@ -52,49 +61,143 @@ func (p *moldPolicy) sizeAtSubmission() {
 			p.why[k] = fmt.Sprintf("%s: chosen when submitted, the size the simulated schedule then finished soonest", p.ofRange(k, size))
 		}
 		p.size[k] = size
-		if built {
-			p.placeEarliest(c, size)
-		}
 	}
+	return nil
 }
 
-// buildProfile is the profile of the hosts free now and the running jobs'
-// predicted releases, with the jobs already placed this call (those ahead
-// of the first new one) placed again in it: the pass places jobs only
-// after the profile is built.
-func (p *moldPolicy) buildProfile() {
+// easyStep is one moment of a simulated EASY schedule, after its pass at
+// t: free hosts are left free; while some job still waits (head), a job
+// behind every one simulated starts at t only if it fits in free and ends
+// by shadow or takes at most extra hosts.
+type easyStep struct {
+	t, shadow   int64
+	free, extra int
+	head        bool
+}
+
+// lets reports whether a job of n hosts and d long, behind every simulated
+// job, starts at s.
+func (s easyStep) lets(n int, d int64) bool {
+	return n <= s.free && (!s.head || sat(s.t, d) <= s.shadow || n <= s.extra)
+}
+
+// easySim runs EASY forward to size a job; its buffers are kept from call
+// to call.
+type easySim struct {
+	jobs  []simJob
+	wait  []int32 // jobs not started, in priority order
+	ends  []simEnd
+	found []bool // per size of the curve: its start is known
+}
+
+type simJob struct {
+	n int
+	d int64
+}
+
+// simEnd is n hosts freed at at.
+type simEnd struct {
+	at int64
+	n  int
+}
+
+// soonest simulates EASY from now over the running jobs' predicted ends and
+// the jobs ahead (m.jobs indexes in priority order, at p.size) and returns
+// the size of c that ends first, starting at the first step that lets it
+// (ties to the smaller), and that end (offset from now). Each step is the hosts free after the
+// pass and, while a job ahead waits, the head's shadow time and spare hosts
+// (easy.go's rule, counted as pyss counts it). The simulation stops once
+// no later start can end sooner.
+func (sim *easySim) soonest(p *moldPolicy, ahead []int, c *curve) (int, int64) {
 	m := p.m
-	p.prof.build1(len(m.free), m.releases())
-	for _, k := range p.order {
-		id := m.jobs[k].q.ID
-		size, ok := p.fixed[id]
-		c := p.cv[k]
-		if !ok || size < c.lo || size > c.hi() {
-			return // the first job to size: the ones before it are in
+	sim.ends = sim.ends[:0]
+	free, total := len(m.free), len(m.free)
+	for _, r := range m.releases() {
+		sim.ends = append(sim.ends, simEnd{at: r.at, n: r.n()})
+		total += r.n()
+	}
+	slices.SortFunc(sim.ends, func(a, b simEnd) int { return cmp.Compare(a.at, b.at) })
+	sim.jobs, sim.wait = sim.jobs[:0], sim.wait[:0]
+	for _, k := range ahead {
+		if n := p.size[k]; n <= total { // a job that never fits starts nowhere
+			sim.wait = append(sim.wait, int32(len(sim.jobs)))
+			sim.jobs = append(sim.jobs, simJob{n: n, d: max(p.cv[k].at(n), overrunEnd)})
 		}
-		p.placeEarliest(c, size)
 	}
-}
-
-// placeEarliest places c's job on size hosts in the profile at the earliest
-// time it fits there (nowhere if it never does).
-func (p *moldPolicy) placeEarliest(c *curve, size int) {
-	d := max(c.at(size), overrunEnd)
-	if at := p.prof.earliest(class0, int32(size), d, 0); at != never {
-		p.prof.add1(-size, at, d)
-	}
-}
-
-// soonest is the size of c whose earliest fit in the profile ends first,
-// and that end (offset).
-func (p *moldPolicy) soonest(c *curve) (int, int64) {
-	best, end := c.lo, never
+	sim.found = resize(sim.found, len(c.t))
+	clear(sim.found)
+	best, end, left, shortest := c.lo, never, len(c.t), never
 	for n := c.lo; n <= c.hi(); n++ {
-		d := max(c.at(n), overrunEnd)
-		at := p.prof.earliest(class0, int32(n), d, 0)
-		if e := sat(at, d); at != never && e < end {
-			best, end = n, e
-		}
+		shortest = min(shortest, max(c.at(n), overrunEnd))
 	}
-	return best, end
+	var t int64
+	next, w0 := 0, 0 // sim.ends[next:] are to come, sim.wait[w0:] still wait
+	for {
+		for ; next < len(sim.ends) && sim.ends[next].at <= t; next++ {
+			free += sim.ends[next].n
+		}
+		// Start the head while it fits.
+		for ; w0 < len(sim.wait) && sim.jobs[sim.wait[w0]].n <= free; w0++ {
+			free -= sim.start(sim.wait[w0], t, next)
+		}
+		step := easyStep{t: t, free: free}
+		if w0 < len(sim.wait) {
+			// The head's reservation, then backfilling in order.
+			head := sim.jobs[sim.wait[w0]]
+			acc, shadow := free, never
+			for _, e := range sim.ends[next:] {
+				if acc += e.n; acc >= head.n {
+					shadow = e.at
+					break
+				}
+			}
+			extra := acc - head.n // spare at the shadow time
+			kept := w0 + 1        // sim.wait[w0:kept] still wait
+			for i := w0 + 1; i < len(sim.wait); i++ {
+				w := sim.wait[i]
+				j := sim.jobs[w]
+				if free == 0 { // nothing more starts: keep the rest
+					kept += copy(sim.wait[kept:], sim.wait[i:])
+					break
+				}
+				short := sat(t, j.d) <= shadow
+				if j.n > free || (!short && j.n > min(free, extra)) {
+					sim.wait[kept] = w
+					kept++
+					continue
+				}
+				free -= sim.start(w, t, next)
+				if !short {
+					extra -= j.n
+				}
+			}
+			sim.wait = sim.wait[:kept]
+
+			step = easyStep{t: t, free: free, head: true, shadow: shadow, extra: min(free, extra)}
+		}
+		// The sizes this step lets start, each at its first.
+		for n := c.lo; n <= c.hi(); n++ {
+			if d := max(c.at(n), overrunEnd); !sim.found[n-c.lo] && step.lets(n, d) {
+				sim.found[n-c.lo] = true
+				left--
+				if e := sat(t, d); e < end || (e == end && n < best) {
+					best, end = n, e
+				}
+			}
+		}
+		if left == 0 || next == len(sim.ends) || sat(sim.ends[next].at, shortest) > end {
+			return best, end
+		}
+		t = sim.ends[next].at
+	}
+}
+
+// start starts job w at t, its end among sim.ends[next:], and returns its
+// hosts.
+func (sim *easySim) start(w int32, t int64, next int) int {
+	j := sim.jobs[w]
+	at := sat(t, j.d)
+	i, _ := slices.BinarySearchFunc(sim.ends[next:], at, func(e simEnd, t int64) int { return cmp.Compare(e.at, t) })
+	sim.ends = slices.Insert(sim.ends, next+i, simEnd{at: at, n: j.n})
+	return j.n
 }

@@ -78,3 +78,52 @@ func TestCirne_SizeIsFixed(t *testing.T) {
 		t.Fatalf("fresh: start %+v, want M on 4 now", pl.StartNow)
 	}
 }
+
+// The simulation is EASY's, as the scheduler's is: only the head is
+// protected, so M may backfill ahead of a waiting job that is not the head.
+// Ten hosts: R holds 6 until +100 s, R2 2 until +1000 s, R3 2 until
+// +5000 s. Ahead of M (all medium, submitted before it): W1 (6 hosts,
+// 400 s), W2 (10, 400 s), W3 (8, 1000 s). M: T_opt 3000 s, 2..8 hosts,
+// T = 4875, 3714.3, 3000, 2836.4, 2689.7, 2557.5, 2437.5 s on 2..8.
+//
+// EASY: W1 starts at +100 s; W2, the head from then, is reserved for
+// +5000 s (R3's end) with no host spare. At +500 s 6 hosts are free and
+// W3 (8) does not fit: M on 3..6 hosts ends by +5000 s and backfills, on 6
+// ending at +3189.7 s, the soonest (on 8 it would start at +2000 s, after
+// W3, and end at +4437.5 s). Conservative backfilling would have reserved
+// W3's +1000..+2000 s first, leaving 6 hosts for only +500..+1000 s, and
+// M would take 8 from +2000 s.
+func TestCirne_SimulatesEASY(t *testing.T) {
+	s := Snapshot{Now: t0, Hosts: hosts(10), Running: []RunningJob{
+		running("R", 100*time.Second, "h0", "h1", "h2", "h3", "h4", "h5"),
+		running("R2", 1000*time.Second, "h6", "h7"),
+		running("R3", 5000*time.Second, "h8", "h9"),
+	}, Queue: []QueuedJob{
+		rigidJob("W1", t0.Add(-3*time.Second), 6, 400*time.Second),
+		rigidJob("W2", t0.Add(-2*time.Second), 10, 400*time.Second),
+		rigidJob("W3", t0.Add(-time.Second), 8, 1000*time.Second),
+		moldJob("M", t0, 3000*time.Second),
+	}}
+	h := newHarness(t, "cirne-berman", Options{})
+	pl := h.plan(s)
+	checkSound(t, s, pl)
+	if len(pl.StartNow) != 0 || len(pl.Later) != 1 || pl.Later[0].Job != "W1" {
+		t.Fatalf("start %+v, later %+v; want only W1 reserved", pl.StartNow, pl.Later)
+	}
+	mp := h.p.(*moldPolicy)
+	if got := mp.fixed["M"]; got != 6 {
+		t.Errorf("M sized %d, want 6", got)
+	}
+	if want := "6 of 2–8 hosts: chosen when submitted, the size the simulated schedule then finished soonest (in 53 min)"; mp.whyOf["M"] != want {
+		t.Errorf("why %q, want %q", mp.whyOf["M"], want)
+	}
+	// At +500 s, as simulated, M backfills on its 6 hosts beside W2's
+	// reservation.
+	s.Now = t0.Add(500 * time.Second)
+	s.Running, s.Queue = s.Running[1:], s.Queue[1:] // R and W1 have ended
+	pl = h.plan(s)
+	checkSound(t, s, pl)
+	if m, ok := placed(pl.StartNow, "M"); !ok || len(m.Hosts) != 6 {
+		t.Errorf("at +500 s: start %+v, want M on 6", pl.StartNow)
+	}
+}

@@ -73,7 +73,7 @@ type moldPolicy struct {
 	group   []int
 	queue   []QueuedJob // the sized queue handed to easy
 	whyOf   map[string]string
-	prof    cprofile // cirne-berman's simulation
+	sim     easySim // cirne-berman's simulation
 }
 
 func newMold(name string, mode int, o Options) *moldPolicy {
@@ -137,7 +137,9 @@ func (p *moldPolicy) Plan(ctx context.Context, s Snapshot) (Plan, error) {
 			}
 		}
 	case sizeAtSubmit:
-		p.sizeAtSubmission()
+		if err := p.sizeAtSubmission(ctx); err != nil {
+			return Plan{}, err
+		}
 	case sizeAtStart:
 		p.sizeAtStart()
 	}
