@@ -144,11 +144,15 @@ func (sim *easySim) soonest(p *moldPolicy, ahead []int, c *curve) (int, int64) {
 		if w0 < len(sim.wait) {
 			// The head's reservation, then backfilling in order.
 			head := sim.jobs[sim.wait[w0]]
+			// The shadow time: ends until enough hosts are free, and the
+			// ends at that same time too (they are free then).
 			acc, shadow := free, never
 			for _, e := range sim.ends[next:] {
-				if acc += e.n; acc >= head.n {
-					shadow = e.at
+				if e.at > shadow {
 					break
+				}
+				if acc += e.n; acc >= head.n && shadow == never {
+					shadow = e.at
 				}
 			}
 			extra := acc - head.n // spare at the shadow time

@@ -127,3 +127,27 @@ func TestCirne_SimulatesEASY(t *testing.T) {
 		t.Errorf("at +500 s: start %+v, want M on 6", pl.StartNow)
 	}
 }
+
+// Hosts freed together at the shadow time all count towards the spare
+// ones, as in easy.go. Ten hosts: R1 and R2 hold 3 each until +100 s, R3 2
+// until +10000 s, 2 free. W (4 hosts, 1000 s, ahead of M) is reserved for
+// +100 s, when 8 hosts are free: 4 spare. M (T_opt 100 s: 162.5 s on 2)
+// backfills now on the 2 free hosts although it runs past +100 s, ending
+// at +162.5 s. Counting only R1's hosts (5 free at +100 s, 1 spare) it
+// would wait for +100 s and take 4, ending at +200 s.
+func TestCirne_SpareHostsCountEveryEndAtTheShadow(t *testing.T) {
+	s := Snapshot{Now: t0, Hosts: hosts(10), Running: []RunningJob{
+		running("R1", 100*time.Second, "h0", "h1", "h2"),
+		running("R2", 100*time.Second, "h3", "h4", "h5"),
+		running("R3", 10000*time.Second, "h6", "h7"),
+	}, Queue: []QueuedJob{
+		rigidJob("W", t0.Add(-time.Second), 4, 1000*time.Second),
+		moldJob("M", t0, 100*time.Second),
+	}}
+	h := newHarness(t, "cirne-berman", Options{})
+	pl := h.plan(s)
+	checkSound(t, s, pl)
+	if m, ok := placed(pl.StartNow, "M"); !ok || len(m.Hosts) != 2 {
+		t.Errorf("start %+v, later %+v; want M backfilled now on 2", pl.StartNow, pl.Later)
+	}
+}
