@@ -108,7 +108,9 @@ func benchCirneQueue(b *testing.B, q int, first bool) {
 	b.ReportAllocs()
 	for i := 0; b.Loop(); i++ {
 		if first {
-			p, _ = New("cirne-berman", Options{})
+			if p, err = New("cirne-berman", Options{}); err != nil {
+				b.Fatal(err)
+			}
 		} else {
 			s.Queue[len(s.Queue)-1].ID = fmt.Sprintf("N%d", i)
 		}

@@ -88,6 +88,10 @@ type easySim struct {
 	wait  []int32 // jobs not started, in priority order
 	ends  []simEnd
 	found []bool // per size of the curve: its start is known
+
+	// This simulation's: sim.ends[next:] are to come, sim.wait[w0:] still
+	// wait, free hosts are free.
+	next, w0, free int
 }
 
 type simJob struct {
@@ -104,81 +108,18 @@ type simEnd struct {
 // soonest simulates EASY from now over the running jobs' predicted ends and
 // the jobs ahead (m.jobs indexes in priority order, at p.size) and returns
 // the size of c that ends first, starting at the first step that lets it
-// (ties to the smaller), and that end (offset from now). Each step is the hosts free after the
-// pass and, while a job ahead waits, the head's shadow time and spare hosts
-// (easy.go's rule, counted as pyss counts it). The simulation stops once
-// no later start can end sooner.
+// (ties to the smaller), and that end (offset from now). The simulation
+// stops once no later start can end sooner.
 func (sim *easySim) soonest(p *moldPolicy, ahead []int, c *curve) (int, int64) {
-	m := p.m
-	sim.ends = sim.ends[:0]
-	free, total := len(m.free), len(m.free)
-	for _, r := range m.releases() {
-		sim.ends = append(sim.ends, simEnd{at: r.at, n: r.n()})
-		total += r.n()
-	}
-	slices.SortFunc(sim.ends, func(a, b simEnd) int { return cmp.Compare(a.at, b.at) })
-	sim.jobs, sim.wait = sim.jobs[:0], sim.wait[:0]
-	for _, k := range ahead {
-		if n := p.size[k]; n <= total { // a job that never fits starts nowhere
-			sim.wait = append(sim.wait, int32(len(sim.jobs)))
-			sim.jobs = append(sim.jobs, simJob{n: n, d: max(p.cv[k].at(n), overrunEnd)})
-		}
-	}
+	sim.load(p, ahead)
 	sim.found = resize(sim.found, len(c.t))
 	clear(sim.found)
 	best, end, left, shortest := c.lo, never, len(c.t), never
 	for n := c.lo; n <= c.hi(); n++ {
 		shortest = min(shortest, max(c.at(n), overrunEnd))
 	}
-	var t int64
-	next, w0 := 0, 0 // sim.ends[next:] are to come, sim.wait[w0:] still wait
-	for {
-		for ; next < len(sim.ends) && sim.ends[next].at <= t; next++ {
-			free += sim.ends[next].n
-		}
-		// Start the head while it fits.
-		for ; w0 < len(sim.wait) && sim.jobs[sim.wait[w0]].n <= free; w0++ {
-			free -= sim.start(sim.wait[w0], t, next)
-		}
-		step := easyStep{t: t, free: free}
-		if w0 < len(sim.wait) {
-			// The head's reservation, then backfilling in order.
-			head := sim.jobs[sim.wait[w0]]
-			// The shadow time: ends until enough hosts are free, and the
-			// ends at that same time too (they are free then).
-			acc, shadow := free, never
-			for _, e := range sim.ends[next:] {
-				if e.at > shadow {
-					break
-				}
-				if acc += e.n; acc >= head.n && shadow == never {
-					shadow = e.at
-				}
-			}
-			extra := acc - head.n // spare at the shadow time
-			kept := w0 + 1        // sim.wait[w0:kept] still wait
-			for i := w0 + 1; i < len(sim.wait); i++ {
-				w := sim.wait[i]
-				j := sim.jobs[w]
-				if free == 0 { // nothing more starts: keep the rest
-					kept += copy(sim.wait[kept:], sim.wait[i:])
-					break
-				}
-				short := sat(t, j.d) <= shadow
-				if j.n > free || (!short && j.n > min(free, extra)) {
-					sim.wait[kept] = w
-					kept++
-					continue
-				}
-				free -= sim.start(w, t, next)
-				if !short {
-					extra -= j.n
-				}
-			}
-			sim.wait = sim.wait[:kept]
-
-			step = easyStep{t: t, free: free, head: true, shadow: shadow, extra: min(free, extra)}
-		}
+	for t := int64(0); ; t = sim.ends[sim.next].at {
+		step := sim.pass(t)
 		// The sizes this step lets start, each at its first.
 		for n := c.lo; n <= c.hi(); n++ {
 			if d := max(c.at(n), overrunEnd); !sim.found[n-c.lo] && step.lets(n, d) {
@@ -189,19 +130,93 @@ func (sim *easySim) soonest(p *moldPolicy, ahead []int, c *curve) (int, int64) {
 				}
 			}
 		}
-		if left == 0 || next == len(sim.ends) || sat(sim.ends[next].at, shortest) > end {
+		if left == 0 || sim.next == len(sim.ends) || sat(sim.ends[sim.next].at, shortest) > end {
 			return best, end
 		}
-		t = sim.ends[next].at
 	}
 }
 
-// start starts job w at t, its end among sim.ends[next:], and returns its
-// hosts.
-func (sim *easySim) start(w int32, t int64, next int) int {
+// load sets the simulation at now: the hosts free, the running jobs'
+// predicted ends, and the jobs ahead waiting.
+func (sim *easySim) load(p *moldPolicy, ahead []int) {
+	m := p.m
+	sim.ends = sim.ends[:0]
+	sim.free = len(m.free)
+	total := sim.free
+	for _, r := range m.releases() {
+		sim.ends = append(sim.ends, simEnd{at: r.at, n: r.n()})
+		total += r.n()
+	}
+	slices.SortFunc(sim.ends, func(a, b simEnd) int { return cmp.Compare(a.at, b.at) })
+	sim.jobs, sim.wait = sim.jobs[:0], sim.wait[:0]
+	for _, k := range ahead {
+		// A job larger than the hosts up never starts (nor, in EASY,
+		// holds the others back).
+		if n := p.size[k]; n <= total {
+			sim.wait = append(sim.wait, int32(len(sim.jobs)))
+			sim.jobs = append(sim.jobs, simJob{n: n, d: max(p.cv[k].at(n), overrunEnd)})
+		}
+	}
+	sim.next, sim.w0 = 0, 0
+}
+
+// pass is EASY's pass at t (easy.go's rule, counted as pyss counts it):
+// the hosts of the ends due are freed, the head starts while it fits, the
+// first that does not is reserved for the shadow time, and the jobs after
+// it start if they fit and end by then or take only the hosts it leaves
+// spare. It returns what a job behind them all could start on at t.
+func (sim *easySim) pass(t int64) easyStep {
+	for ; sim.next < len(sim.ends) && sim.ends[sim.next].at <= t; sim.next++ {
+		sim.free += sim.ends[sim.next].n
+	}
+	for ; sim.w0 < len(sim.wait) && sim.jobs[sim.wait[sim.w0]].n <= sim.free; sim.w0++ {
+		sim.start(sim.wait[sim.w0], t)
+	}
+	if sim.w0 == len(sim.wait) {
+		return easyStep{t: t, free: sim.free}
+	}
+	// The shadow time: ends until enough hosts are free for the head, and
+	// the ends at that same time too (they are free then).
+	head := sim.jobs[sim.wait[sim.w0]]
+	acc, shadow := sim.free, never
+	for _, e := range sim.ends[sim.next:] {
+		if e.at > shadow {
+			break
+		}
+		if acc += e.n; acc >= head.n && shadow == never {
+			shadow = e.at
+		}
+	}
+	extra := acc - head.n // spare at the shadow time
+	kept := sim.w0 + 1    // sim.wait[w0:kept] still wait
+	for i := sim.w0 + 1; i < len(sim.wait); i++ {
+		if sim.free == 0 { // nothing more starts: keep the rest
+			kept += copy(sim.wait[kept:], sim.wait[i:])
+			break
+		}
+		w := sim.wait[i]
+		j := sim.jobs[w]
+		short := sat(t, j.d) <= shadow
+		if j.n > sim.free || (!short && j.n > min(sim.free, extra)) {
+			sim.wait[kept] = w
+			kept++
+			continue
+		}
+		sim.start(w, t)
+		if !short {
+			extra -= j.n
+		}
+	}
+	sim.wait = sim.wait[:kept]
+	return easyStep{t: t, free: sim.free, head: true, shadow: shadow, extra: min(sim.free, extra)}
+}
+
+// start starts job w at t: its hosts are taken, its end is among those to
+// come.
+func (sim *easySim) start(w int32, t int64) {
 	j := sim.jobs[w]
 	at := sat(t, j.d)
-	i, _ := slices.BinarySearchFunc(sim.ends[next:], at, func(e simEnd, t int64) int { return cmp.Compare(e.at, t) })
-	sim.ends = slices.Insert(sim.ends, next+i, simEnd{at: at, n: j.n})
-	return j.n
+	i, _ := slices.BinarySearchFunc(sim.ends[sim.next:], at, func(e simEnd, t int64) int { return cmp.Compare(e.at, t) })
+	sim.ends = slices.Insert(sim.ends, sim.next+i, simEnd{at: at, n: j.n})
+	sim.free -= j.n
 }
