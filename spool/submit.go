@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
-	"syscall"
 	"time"
 	"unsafe"
 
@@ -86,6 +85,10 @@ func (s *Spool) submit(name string, data []byte, uid int) (Ticket, error) {
 		return Ticket{}, fmt.Errorf("spool: submit: %w", err)
 	}
 	stampNow(p.File)
+	before, err := p.Stat()
+	if err != nil {
+		return Ticket{}, fmt.Errorf("spool: submit: %w", err)
+	}
 	// Mode FilePerm (atomicfile.Perm), fsynced, then renamed without
 	// replacing a file: not link(2) and unlink, which would give the file
 	// two names in between (init refuses a file with two: a hard link may
@@ -106,13 +109,10 @@ func (s *Spool) submit(name string, data []byte, uid int) (Ticket, error) {
 	}
 	// The ticket: the name, and the arrival (ctime) and inode that init's
 	// claim will see (it lstats the file before renaming it; the rename
-	// just made set the ctime, and nothing else of ours changes it).
-	t := Ticket{Name: final}
-	if fi != nil {
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok {
-			t.Arrived, t.ino = time.Unix(st.Ctim.Unix()).UTC(), st.Ino
-		}
-	}
+	// just made set the ctime, and nothing else of ours changes it, but
+	// init's rename does, if it came before the fstat: ticketOf).
+	now, _ := os.Lstat(filepath.Join(dir, final))
+	t := ticketOf(final, before, fi, now)
 	if err != nil {
 		return t, fmt.Errorf("spool: submit: %w", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"time"
 	"unsafe"
 
@@ -26,7 +27,10 @@ import (
 // array's members (ReserveArray). Name and arrival tell one submission
 // from every other but one of the same name that arrived within the same
 // tick of the file system's clock after the first was claimed; the inode,
-// while the claim is there to be looked at, tells even those apart. The
+// while the claim is there to be looked at, tells even those apart. If
+// init claims the file before submit has read its ctime, init's rename
+// sets the ctime again, and the arrival is known only to lie between the
+// ctimes just before and just after submit's rename (Ticket.earliest). The
 // watch is in place before the file is, so no claim is missed; if its
 // events are lost (an overflow, or no inotify), FindTicket looks for the
 // claim, or for the job whose first history note and submit time are the
@@ -36,8 +40,53 @@ import (
 type Ticket struct {
 	Name    string    // the file's name in submitted/
 	Arrived time.Time // its ctime there, UTC: what init's claim records as its arrival
-	ino     uint64
+	// earliest is set when the file had left submitted/ before submit could
+	// confirm the ctime it read: init may have claimed it between submit's
+	// rename and its fstat, and init's own rename set the ctime again. The
+	// arrival init recorded is then known only to lie in [earliest,
+	// Arrived] (earliest: the ctime before submit's rename).
+	earliest time.Time
+	ino      uint64
 }
+
+// arrival reports whether a can be t's arrival.
+func (t Ticket) arrival(a time.Time) bool {
+	if t.earliest.IsZero() {
+		return a.Equal(t.Arrived)
+	}
+	return !a.Before(t.earliest) && !a.After(t.Arrived)
+}
+
+// ticketOf is the ticket of a file renamed into submitted/ as final:
+// before and after are its fstats just before and just after the rename,
+// now an lstat of submitted/final made after both (nil: no such file).
+func ticketOf(final string, before, after, now os.FileInfo) Ticket {
+	t := Ticket{Name: final}
+	a, ok := statOf(after)
+	if !ok {
+		return t
+	}
+	t.Arrived, t.ino = ctimeOf(a), a.Ino
+	if n, ok := statOf(now); ok && n.Ino == a.Ino && ctimeOf(n).Equal(t.Arrived) {
+		return t // still there after the fstat: the ctime read is the rename's
+	}
+	if b, ok := statOf(before); ok {
+		t.earliest = ctimeOf(b)
+	} else {
+		t.earliest = time.Unix(0, 0).UTC() // no bound below: name and inode decide
+	}
+	return t
+}
+
+func statOf(fi os.FileInfo) (*syscall.Stat_t, bool) {
+	if fi == nil {
+		return nil, false
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	return st, ok
+}
+
+func ctimeOf(st *syscall.Stat_t) time.Time { return time.Unix(st.Ctim.Unix()).UTC() }
 
 // SubmitTicket is Submit, returning the file's Ticket.
 func (s *Spool) SubmitTicket(name string, data []byte) (Ticket, error) {
@@ -58,7 +107,7 @@ type TicketClaim struct {
 // Claimed reports whether c is the claim of t: the same name and arrival,
 // and, if the claim is still in tmp/, the same file.
 func (s *Spool) Claimed(t Ticket, c TicketClaim) bool {
-	if !c.Arrived.Equal(t.Arrived) || c.Name != shorten(t.Name, nameMax-(len(c.file)-len(c.Name))) {
+	if !t.arrival(c.Arrived) || c.Name != shorten(t.Name, nameMax-(len(c.file)-len(c.Name))) {
 		return false
 	}
 	var st unix.Stat_t
@@ -181,6 +230,7 @@ func (s *Spool) FindTicket(t Ticket, after int64) (c TicketClaim, found bool, er
 	}
 	read := 0
 	var first string
+	var arrived time.Time
 	var members []string
 	for _, st := range States[1:] {
 		names, err := s.Names(st)
@@ -203,13 +253,13 @@ func (s *Spool) FindTicket(t Ticket, after int64) (c TicketClaim, found bool, er
 			// was too long for a claim's (shorten), to more than
 			// minCutName bytes.
 			cut := len(note) > minCutName && strings.HasPrefix(t.Name, note)
-			if !ok || note != t.Name && !cut || !j.SubmittedAt.Equal(t.Arrived) {
+			if !ok || note != t.Name && !cut || !t.arrival(j.SubmittedAt) {
 				continue
 			}
 			if j.ArrayJob == "" {
-				return TicketClaim{Name: note, Arrived: t.Arrived, JID: j.JID}, true, nil
+				return TicketClaim{Name: note, Arrived: j.SubmittedAt, JID: j.JID}, true, nil
 			}
-			first = j.ArrayJob
+			first, arrived = j.ArrayJob, j.SubmittedAt
 			members = append(members, j.JID)
 		}
 	}
@@ -217,7 +267,7 @@ func (s *Spool) FindTicket(t Ticket, after int64) (c TicketClaim, found bool, er
 		return c, false, nil
 	}
 	slices.SortFunc(members, CompareJID)
-	return TicketClaim{Name: t.Name, Arrived: t.Arrived, JID: first, Members: members}, true, nil
+	return TicketClaim{Name: t.Name, Arrived: arrived, JID: first, Members: members}, true, nil
 }
 
 // ReadJobStream reads a job file from r (msched submit -: standard input)

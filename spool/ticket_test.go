@@ -2,10 +2,15 @@ package spool
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"msched/atomicfile"
 )
 
 // msched submit learns the JID init gives its file: the watch on tmp/,
@@ -150,5 +155,84 @@ func TestReadJobStream_Bounded(t *testing.T) {
 	}
 	if _, err := ReadJobStream(strings.NewReader(strings.Repeat("#", 101)), "stdin", 100); err == nil || !strings.Contains(err.Error(), "stdin: too large: over the limit of 100 bytes") {
 		t.Errorf("101 bytes: %v", err)
+	}
+}
+
+// init may claim a file between submit's rename of it into submitted/ and
+// submit's fstat of it, and its rename sets the ctime again: the ctime
+// submit reads is then not the arrival init recorded. The ticket knows the
+// arrival only within [the ctime before submit's rename, the one read],
+// and still finds the claim and, later, the queued job (CI once waited a
+// minute for a JID init had given at once).
+func TestTicket_ClaimedBeforeSubmitLooked(t *testing.T) {
+	s := newSpool(t)
+	in := s.As(Init)
+	dir := s.Dir(Submitted)
+	f, err := os.OpenFile(filepath.Join(dir, ".job.yaml.tmp"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, atomicfile.Perm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := f.WriteString(validJob); err != nil {
+		t.Fatal(err)
+	}
+	before, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(30 * time.Millisecond) // past a tick of the file system's clock
+	if err := os.Rename(f.Name(), filepath.Join(dir, "job.yaml")); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(30 * time.Millisecond)
+	claims, _, err := in.ClaimAll([]string{"job.yaml"}) // before submit's fstat
+	if err != nil || len(claims) != 1 {
+		t.Fatal(claims, err)
+	}
+	after, err := f.Stat()
+	if err != nil {
+		t.Fatal(err)
+	}
+	now, _ := os.Lstat(filepath.Join(dir, "job.yaml"))
+	tk := ticketOf("job.yaml", before, after, now)
+	c, ok := ticketClaim(claims[0].file)
+	if !ok {
+		t.Fatalf("claim file %q", claims[0].file)
+	}
+	if !tk.Arrived.After(c.Arrived) || tk.earliest.IsZero() {
+		t.Fatalf("ticket %+v, claim arrived %v: want the claim's rename after the arrival, and a bound below", tk, c.Arrived)
+	}
+	if exact := (Ticket{Name: tk.Name, Arrived: tk.Arrived, ino: tk.ino}); s.Claimed(exact, c) {
+		t.Error("the ctime read after init's rename matched the claim: the test does not race")
+	}
+	if !s.Claimed(tk, c) {
+		t.Errorf("ticket %+v: the claim %+v not taken for its own", tk, c)
+	}
+	early := c
+	early.Arrived = tk.earliest.Add(-time.Nanosecond)
+	if s.Claimed(tk, early) {
+		t.Error("a claim of an arrival before the file was written taken for the ticket's")
+	}
+	if got, ok, err := s.FindTicket(tk, 0); !ok || err != nil || got.JID != claims[0].JID {
+		t.Errorf("FindTicket of the claim: %v %v %v", got, ok, err)
+	}
+	j, err := claims[0].Job()
+	if err != nil {
+		t.Fatal(err)
+	}
+	batch := in.Batch()
+	if err := batch.Move(j, Submitted, Queued, ""); err != nil {
+		t.Fatal(err)
+	}
+	if err := batch.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if got, ok, err := s.FindTicket(tk, 0); !ok || err != nil || got.JID != claims[0].JID || !got.Arrived.Equal(c.Arrived) {
+		t.Errorf("FindTicket of the queued job: %v %v %v (arrived %v)", got, ok, err, c.Arrived)
+	}
+
+	// Still in submitted/ after the fstat: the ctime read is exact.
+	if tk := ticketOf("job.yaml", before, before, before); !tk.earliest.IsZero() || !tk.Arrived.Equal(ctimeOf(before.Sys().(*syscall.Stat_t))) {
+		t.Errorf("a file still in place: ticket %+v", tk)
 	}
 }
