@@ -105,9 +105,10 @@ func (p *Pending) commit(sync bool) error {
 
 // CommitNoReplace is Commit under a name that must not replace a file: it
 // renames the temporary to the first of name(1), name(2), … that does not
-// exist, and returns that name and the file's FileInfo from an fstat made
-// after the rename (whose ctime the rename set: the spool's tickets need
-// it). name gives up by returning an error, which CommitNoReplace returns
+// exist, and returns that name and the file's FileInfo from fstats made
+// just before and just after the rename (the ctime the rename set lies
+// between theirs, and is the after one's unless someone changed the file
+// since: the spool's tickets need it). name gives up by returning an error, which CommitNoReplace returns
 // as it is; each name must be a plain visible file name in dir (the name
 // given to New only names the temporary). Like Commit it gives the file
 // mode Perm and fsyncs it before the rename, and fsyncs dir after; the
@@ -121,40 +122,43 @@ func (p *Pending) commit(sync bool) error {
 // failed fstat, close or directory fsync: in a sticky, world-writable
 // directory someone else may have made a file under the temporary's name
 // since, and Cleanup must not remove it.
-func (p *Pending) CommitNoReplace(name func(try int) (string, error)) (final string, fi os.FileInfo, err error) {
+func (p *Pending) CommitNoReplace(name func(try int) (string, error)) (final string, before, after os.FileInfo, err error) {
 	if p.done {
-		return "", nil, fmt.Errorf("atomicfile: %s: already committed", p.name)
+		return "", nil, nil, fmt.Errorf("atomicfile: %s: already committed", p.name)
 	}
 	if err := prepare(p.File, true); err != nil {
-		return "", nil, fmt.Errorf("atomicfile: %w", err)
+		return "", nil, nil, fmt.Errorf("atomicfile: %w", err)
+	}
+	if before, err = p.Stat(); err != nil {
+		return "", nil, nil, fmt.Errorf("atomicfile: %w", err)
 	}
 	for try := 1; ; try++ {
 		candidate, err := name(try)
 		if err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 		if err := checkName(candidate); err != nil {
-			return "", nil, err
+			return "", nil, nil, err
 		}
 		target := filepath.Join(p.dir, candidate)
 		err = unix.Renameat2(unix.AT_FDCWD, p.File.Name(), unix.AT_FDCWD, target, unix.RENAME_NOREPLACE)
 		if errors.Is(err, unix.EEXIST) {
 			continue
 		} else if err != nil {
-			return "", nil, fmt.Errorf("atomicfile: rename %s to %s: %w", p.File.Name(), target, err)
+			return "", nil, nil, fmt.Errorf("atomicfile: rename %s to %s: %w", p.File.Name(), target, err)
 		}
 		p.done = true
 		final = candidate
 		break
 	}
-	fi, err = p.Stat()
+	after, err = p.Stat()
 	if cerr := p.Close(); err == nil {
 		err = cerr
 	}
 	if err != nil {
-		return final, fi, fmt.Errorf("atomicfile: %w", err)
+		return final, before, after, fmt.Errorf("atomicfile: %w", err)
 	}
-	return final, fi, SyncDir(p.dir)
+	return final, before, after, SyncDir(p.dir)
 }
 
 // seal gives a written temporary its final mode, makes its data durable

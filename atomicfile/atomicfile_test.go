@@ -96,7 +96,7 @@ func TestPending_CommitNoReplace(t *testing.T) {
 		}
 		defer p.Cleanup()
 		fmt.Fprintf(p, "new %d", i)
-		final, fi, err := p.CommitNoReplace(names)
+		final, _, fi, err := p.CommitNoReplace(names)
 		if err != nil || final != want {
 			t.Fatalf("commit %d: %q, %v; want %q", i, final, err, want)
 		}
@@ -107,7 +107,7 @@ func TestPending_CommitNoReplace(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(dir, final)); string(b) != fmt.Sprintf("new %d", i) {
 			t.Errorf("%s holds %q", final, b)
 		}
-		if _, _, err := p.CommitNoReplace(names); err == nil {
+		if _, _, _, err := p.CommitNoReplace(names); err == nil {
 			t.Error("second commit succeeded")
 		}
 	}
@@ -123,7 +123,7 @@ func TestPending_CommitNoReplace(t *testing.T) {
 	}
 	p.WriteString("lost")
 	giveUp := errors.New("no more names")
-	_, _, err = p.CommitNoReplace(func(try int) (string, error) {
+	_, _, _, err = p.CommitNoReplace(func(try int) (string, error) {
 		if try > 3 {
 			return "", giveUp
 		}
@@ -149,7 +149,7 @@ func TestPending_CommitNoReplace(t *testing.T) {
 	p, _ = New("", dir, "x")
 	defer p.Cleanup()
 	for _, bad := range []string{"", ".x", "a/b", ".."} {
-		if _, _, err := p.CommitNoReplace(func(int) (string, error) { return bad, nil }); err == nil {
+		if _, _, _, err := p.CommitNoReplace(func(int) (string, error) { return bad, nil }); err == nil {
 			t.Errorf("name %q accepted", bad)
 		}
 	}
@@ -165,7 +165,7 @@ func TestPending_CleanupAfterCommitNoReplaceKeepsOthersFile(t *testing.T) {
 		t.Fatal(err)
 	}
 	p.WriteString("data")
-	if _, _, err := p.CommitNoReplace(func(int) (string, error) { return "x", nil }); err != nil {
+	if _, _, _, err := p.CommitNoReplace(func(int) (string, error) { return "x", nil }); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(p.Name(), []byte("someone else's"), 0o644); err != nil {

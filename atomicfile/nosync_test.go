@@ -70,7 +70,7 @@ func TestCommitNoReplace_Durability(t *testing.T) {
 	if _, err := p.WriteString("data\n"); err != nil {
 		t.Fatal(err)
 	}
-	final, _, err := p.CommitNoReplace(func(int) (string, error) { return "g", nil })
+	final, _, _, err := p.CommitNoReplace(func(int) (string, error) { return "g", nil })
 	if err != nil || final != "g" {
 		t.Fatalf("CommitNoReplace: %q, %v", final, err)
 	}

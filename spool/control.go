@@ -69,7 +69,7 @@ func (s *Spool) RequestCancel(jid string) error {
 	}
 	// Renamed without replacing a file: a name that exists (which a random
 	// tag makes next to impossible) is left alone and another tag drawn.
-	_, _, err = p.CommitNoReplace(func(try int) (string, error) {
+	_, _, _, err = p.CommitNoReplace(func(try int) (string, error) {
 		if try > controlTries {
 			return "", fmt.Errorf("%w: %d request names tried", os.ErrExist, controlTries)
 		}

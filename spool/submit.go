@@ -85,15 +85,11 @@ func (s *Spool) submit(name string, data []byte, uid int) (Ticket, error) {
 		return Ticket{}, fmt.Errorf("spool: submit: %w", err)
 	}
 	stampNow(p.File)
-	before, err := p.Stat()
-	if err != nil {
-		return Ticket{}, fmt.Errorf("spool: submit: %w", err)
-	}
 	// Mode FilePerm (atomicfile.Perm), fsynced, then renamed without
 	// replacing a file: not link(2) and unlink, which would give the file
 	// two names in between (init refuses a file with two: a hard link may
 	// be anyone's file, readUntrusted).
-	final, fi, err := p.CommitNoReplace(func(try int) (string, error) {
+	final, before, after, err := p.CommitNoReplace(func(try int) (string, error) {
 		switch {
 		case try == 1:
 			return base, nil
@@ -112,7 +108,7 @@ func (s *Spool) submit(name string, data []byte, uid int) (Ticket, error) {
 	// just made set the ctime, and nothing else of ours changes it, but
 	// init's rename does, if it came before the fstat: ticketOf).
 	now, _ := os.Lstat(filepath.Join(dir, final))
-	t := ticketOf(final, before, fi, now)
+	t := ticketOf(final, before, after, now)
 	if err != nil {
 		return t, fmt.Errorf("spool: submit: %w", err)
 	}

@@ -44,7 +44,10 @@ type Ticket struct {
 	// confirm the ctime it read: init may have claimed it between submit's
 	// rename and its fstat, and init's own rename set the ctime again. The
 	// arrival init recorded is then known only to lie in [earliest,
-	// Arrived] (earliest: the ctime before submit's rename).
+	// Arrived] (earliest: the ctime of an fstat just before submit's
+	// rename). Another file of the same name would have to arrive and be
+	// claimed within that instant, and its claim leave tmp/, to be taken
+	// for this one.
 	earliest time.Time
 	ino      uint64
 }
@@ -67,8 +70,11 @@ func ticketOf(final string, before, after, now os.FileInfo) Ticket {
 		return t
 	}
 	t.Arrived, t.ino = ctimeOf(a), a.Ino
-	if n, ok := statOf(now); ok && n.Ino == a.Ino && ctimeOf(n).Equal(t.Arrived) {
-		return t // still there after the fstat: the ctime read is the rename's
+	if n, ok := statOf(now); ok && n.Ino == a.Ino {
+		// Still there, not yet claimed: init will see the ctime it has now
+		// (the rename's, or a later change's).
+		t.Arrived = ctimeOf(n)
+		return t
 	}
 	if b, ok := statOf(before); ok {
 		t.earliest = ctimeOf(b)
